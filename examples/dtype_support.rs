@@ -1,0 +1,75 @@
+//! Prints which input and output dtypes BitCount accepts on a device, as a Markdown table, by
+//! running it on each and comparing with the expected counts.
+//!
+//! `cargo run --example dtype_support` (the default device: wgpu with WGSL), or with
+//! `--features vulkan -- vulkan` for the SPIR-V path.
+
+use burn::tensor::{DType, Device, DeviceKind, Float, Int, IntDType, Tensor, TensorData};
+use burn_dml_ops::prelude::*;
+
+const INTS: [DType; 8] = [
+    DType::U8,
+    DType::U16,
+    DType::U32,
+    DType::U64,
+    DType::I8,
+    DType::I16,
+    DType::I32,
+    DType::I64,
+];
+const FLOATS: [DType; 4] = [DType::F16, DType::BF16, DType::F32, DType::F64];
+
+/// `[0, 1, all ones]` of `dtype`'s width, with the expected counts.
+fn sample(dtype: DType) -> (TensorData, Vec<i64>) {
+    let bits = dtype.size() as i64 * 8;
+    let mut bytes = vec![0u8; dtype.size()];
+    // 1 (or the float whose encoding is 1: the smallest subnormal), then all ones.
+    bytes.extend((0..dtype.size()).map(|i| u8::from(i == 0)));
+    bytes.extend(std::iter::repeat_n(0xFF, dtype.size()));
+    (
+        TensorData::from_bytes_vec(bytes, [3], dtype),
+        vec![0, 1, bits],
+    )
+}
+
+fn run(device: &Device, input: DType, out: IntDType) -> Result<Vec<i64>, DmlOpsError> {
+    let (data, _) = sample(input);
+    let result = if input.is_float() {
+        Tensor::<1, Float>::from_data(data, (device, input)).bit_count_as(out)
+    } else {
+        Tensor::<1, Int>::from_data(data, (device, input)).bit_count_as(out)
+    }?;
+    Ok(result
+        .into_data()
+        .convert_dtype(DType::I64)
+        .try_to_vec::<i64>()
+        .expect("an Int tensor"))
+}
+
+fn cell(device: &Device, input: DType, out: IntDType) -> String {
+    let (_, expected) = sample(input);
+    match run(device, input, out) {
+        Ok(actual) if actual == expected => "yes".into(),
+        Ok(actual) => format!("WRONG {actual:?}"),
+        Err(_) => "error".into(),
+    }
+}
+
+fn main() {
+    let device = match std::env::args().nth(1).as_deref() {
+        #[cfg(feature = "vulkan")]
+        Some("vulkan") => Device::vulkan(DeviceKind::default()),
+        Some("flex") => Device::flex(),
+        _ => Device::wgpu(DeviceKind::default()),
+    };
+    println!("BitCount dtype support on {device:?}\n");
+    println!("| input dtype | output I32 | output U8 | output U32 | output I64 |");
+    println!("|---|---|---|---|---|");
+    for input in INTS.iter().chain(&FLOATS) {
+        let cells: Vec<String> = [IntDType::I32, IntDType::U8, IntDType::U32, IntDType::I64]
+            .into_iter()
+            .map(|out| cell(&device, *input, out))
+            .collect();
+        println!("| {input:?} | {} |", cells.join(" | "));
+    }
+}

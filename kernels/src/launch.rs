@@ -1,0 +1,165 @@
+//! Helpers every launcher shares: element widths, dtype capability checks, launch geometry.
+
+use core::fmt;
+
+use cubecl::features::TypeUsage;
+use cubecl::ir::{ElemType, UIntKind};
+use cubecl::prelude::*;
+
+/// The storage width of one element, in bytes: what a kernel that only looks at raw bits needs
+/// to know about a dtype.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum StorageWidth {
+    /// 8-bit elements (`u8`, `i8`).
+    W8,
+    /// 16-bit elements (`u16`, `i16`, `f16`, `bf16`).
+    W16,
+    /// 32-bit elements (`u32`, `i32`, `f32`).
+    W32,
+    /// 64-bit elements (`u64`, `i64`, `f64`).
+    W64,
+}
+
+impl StorageWidth {
+    /// The width of an element of `bytes` bytes, or `None` for any other size.
+    pub fn from_bytes(bytes: usize) -> Option<Self> {
+        match bytes {
+            1 => Some(Self::W8),
+            2 => Some(Self::W16),
+            4 => Some(Self::W32),
+            8 => Some(Self::W64),
+            _ => None,
+        }
+    }
+
+    /// Size of one element in bytes.
+    pub fn bytes(self) -> usize {
+        match self {
+            Self::W8 => 1,
+            Self::W16 => 2,
+            Self::W32 => 4,
+            Self::W64 => 8,
+        }
+    }
+
+    /// The unsigned integer type of this width: how a bit-level kernel reads the buffer.
+    pub fn unsigned(self) -> ElemType {
+        ElemType::UInt(match self {
+            Self::W8 => UIntKind::U8,
+            Self::W16 => UIntKind::U16,
+            Self::W32 => UIntKind::U32,
+            Self::W64 => UIntKind::U64,
+        })
+    }
+}
+
+/// Why a launcher refused to launch. Nothing was enqueued when one of these is returned.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum KernelError {
+    /// The runtime cannot bind a buffer of this element type (for example 8- and 16-bit
+    /// integers on WGSL).
+    UnsupportedType {
+        /// The element type the kernel would have to declare.
+        elem: ElemType,
+        /// What the buffer holds, for the message.
+        role: &'static str,
+    },
+    /// The output element type is not an integer type.
+    NotAnInteger {
+        /// The element type that was asked for.
+        elem: ElemType,
+    },
+    /// A buffer handle is smaller than the element count says.
+    BufferTooSmall {
+        /// What the buffer holds, for the message.
+        role: &'static str,
+        /// Bytes needed for the element count.
+        needed: u64,
+        /// Bytes the handle has.
+        actual: u64,
+    },
+}
+
+impl fmt::Display for KernelError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::UnsupportedType { elem, role } => write!(
+                f,
+                "the {role} would need {elem} buffers, which this runtime cannot bind"
+            ),
+            Self::NotAnInteger { elem } => {
+                write!(
+                    f,
+                    "the output element type must be an integer type, got {elem}"
+                )
+            }
+            Self::BufferTooSmall {
+                role,
+                needed,
+                actual,
+            } => write!(
+                f,
+                "the {role} buffer holds {actual} bytes but the element count needs {needed}"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for KernelError {}
+
+/// Whether `client` can bind buffers whose elements are `elem`.
+pub(crate) fn can_bind(client: &Client, elem: ElemType) -> bool {
+    client
+        .properties()
+        .type_usage(elem)
+        .contains(TypeUsage::Buffer)
+}
+
+/// Returns an error unless `client` can bind buffers of `elem`.
+pub(crate) fn require_binding(
+    client: &Client,
+    elem: ElemType,
+    role: &'static str,
+) -> Result<(), KernelError> {
+    if can_bind(client, elem) {
+        Ok(())
+    } else {
+        Err(KernelError::UnsupportedType { elem, role })
+    }
+}
+
+/// Returns an error unless `handle` holds at least `len` elements of `bytes` bytes each.
+pub(crate) fn require_len(
+    handle: &cubecl::server::Handle,
+    len: usize,
+    bytes: usize,
+    role: &'static str,
+) -> Result<(), KernelError> {
+    let needed = (len as u64).saturating_mul(bytes as u64);
+    let actual = handle.size();
+    if actual < needed {
+        return Err(KernelError::BufferTooSmall {
+            role,
+            needed,
+            actual,
+        });
+    }
+    Ok(())
+}
+
+/// The widest vector size the runtime favours for elements of every size in `bytes`.
+pub(crate) fn vector_size_for(client: &Client, bytes: &[usize]) -> usize {
+    bytes
+        .iter()
+        .map(|&b| client.io_optimized_vector_sizes(b).max().unwrap_or(1))
+        .min()
+        .unwrap_or(1)
+        .max(1)
+}
+
+/// One-dimensional launch geometry for `units` independent work items.
+pub(crate) fn elementwise_geometry(client: &Client, units: usize) -> (CubeCount, CubeDim) {
+    let cube_dim = CubeDim::new(client, units);
+    let cube_count = cubecl::calculate_cube_count_elemwise(client, units, cube_dim);
+    (cube_count, cube_dim)
+}

@@ -1,0 +1,7 @@
+//! `DmlOps` for each backend the features enable. `Fusion<B>` gets its implementation from the
+//! `#[backend_extension]` macro on the trait.
+
+#[cfg(feature = "cube")]
+mod cube;
+#[cfg(feature = "flex")]
+mod flex;

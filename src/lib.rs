@@ -1,0 +1,47 @@
+//! DirectML's **BitCount**, **NonZeroCoordinates** and **ScatterND** operators for
+//! [Burn](https://burn.dev), as CubeCL kernels on Burn's GPU runtimes and as a plain-Rust
+//! reference on its Flex CPU backend.
+//!
+//! Model code imports the prelude and calls the operators as tensor methods:
+//!
+//! ```
+//! use burn::tensor::{Device, Int, Tensor};
+//! use burn_dml_ops::prelude::*;
+//!
+//! let device = Device::flex();
+//! let x = Tensor::<2, Int>::from_data([[0, 123], [456, 789]], &device);
+//! let bits = x.bit_count();
+//! assert_eq!(bits.to_data().try_to_vec::<i32>().unwrap(), vec![0, 6, 4, 5]);
+//! ```
+//!
+//! Backend authors implement [`DmlOps`]; it is implemented here for Burn's `CubeBackend` (wgpu,
+//! Vulkan, CUDA) with the kernels of the `burn-dml-ops-kernels` crate, for `Fusion<B>` (lazily,
+//! output shapes known without running) and for `Flex` with the reference bodies.
+//!
+//! # Cargo features
+//!
+//! | feature | default | what it enables |
+//! |---|---|---|
+//! | `wgpu` | yes | Burn's wgpu runtime (WGSL): Vulkan, Metal, DX12, lavapipe |
+//! | `vulkan` | no | wgpu through SPIR-V: 8- and 16-bit dtypes where the driver has them |
+//! | `cuda` | no | CubeCL's CUDA runtime (its build downloads an LLVM bundle) |
+//! | `flex` | yes | Burn's pure-Rust CPU backend, running the reference implementation |
+//! | `fusion` | yes | Burn's lazy Fusion backend around the GPU runtimes |
+
+#![warn(missing_docs)]
+
+mod backend;
+mod error;
+mod ops;
+mod reference;
+mod tensor;
+
+pub use error::DmlOpsError;
+pub use ops::DmlOps;
+pub use tensor::BitCountExt;
+
+/// Everything model code needs: `use burn_dml_ops::prelude::*;`.
+pub mod prelude {
+    pub use crate::error::DmlOpsError;
+    pub use crate::tensor::BitCountExt;
+}

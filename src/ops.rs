@@ -1,0 +1,44 @@
+//! The backend extension trait: one method per operator and tensor kind.
+
+use burn::backend::{
+    Backend, TensorMetadata, backend_extension,
+    tensor::{FloatTensor, IntTensor},
+};
+use burn::tensor::{IntDType, read_sync};
+
+use crate::reference;
+
+/// The crate's operators at the backend level, over Burn's tensor primitives.
+///
+/// The default bodies are the plain-Rust reference implementation: they read the tensor back to
+/// the host, compute there and upload the result. `Flex` uses them as they are; `CubeBackend`
+/// overrides every method with a CubeCL kernel, and `Fusion<B>` records each call lazily with
+/// its output dtype and shape.
+///
+/// Model code does not call this trait: it uses the tensor extension traits of the
+/// [`prelude`](crate::prelude), which validate their arguments first. The methods here assume
+/// valid arguments (for example a dtype the device can hold).
+#[backend_extension(
+    Fusion: cfg(all(feature = "fusion", feature = "cube")),
+    Flex: cfg(feature = "flex"),
+    Cube: cfg(feature = "cube"),
+)]
+pub trait DmlOps: Backend {
+    /// Population count of each element of an Int tensor (two's-complement bits of its stored
+    /// width), as an Int tensor of the same shape in `out_dtype`.
+    #[fusion(dtype = (*out_dtype).into(), shape = input)]
+    fn int_bit_count(input: IntTensor<Self>, out_dtype: IntDType) -> IntTensor<Self> {
+        let device = input.device();
+        let data = read_sync(Self::int_into_data(input)).expect("BitCount: reading the input");
+        Self::int_from_data(reference::bit_count(&data, out_dtype), &device)
+    }
+
+    /// Population count of each element of a Float tensor (raw IEEE bits of its stored dtype),
+    /// as an Int tensor of the same shape in `out_dtype`.
+    #[fusion(dtype = (*out_dtype).into(), shape = input)]
+    fn float_bit_count(input: FloatTensor<Self>, out_dtype: IntDType) -> IntTensor<Self> {
+        let device = input.device();
+        let data = read_sync(Self::float_into_data(input)).expect("BitCount: reading the input");
+        Self::int_from_data(reference::bit_count(&data, out_dtype), &device)
+    }
+}

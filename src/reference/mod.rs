@@ -1,0 +1,6 @@
+//! Plain-Rust reference implementations over host `TensorData`: the bodies the Flex backend
+//! runs and the oracle the tests compare the kernels with.
+
+mod bit_count;
+
+pub(crate) use bit_count::bit_count;

@@ -1,0 +1,7 @@
+//! The tensor extension traits that model code calls, and the argument checks they run before
+//! anything reaches a backend.
+
+mod bit_count;
+mod support;
+
+pub use bit_count::BitCountExt;

@@ -1,0 +1,466 @@
+//! BitCount against the spec's rule on Flex (the reference bodies) and wgpu (the CubeCL kernel).
+//!
+//! The oracle here computes each count from typed values (`to_bits().count_ones()`), which is a
+//! different route from the byte-wise reference in the crate, and the edge-value tables state the
+//! expected counts outright.
+
+mod common;
+
+use burn::tensor::{DType, Device, Float, Int, IntDType, Tensor, TensorData};
+use burn_dml_ops::prelude::*;
+use common::*;
+use half::{bf16, f16};
+use proptest::prelude::*;
+
+/// The popcount of each element, computed from its typed value.
+fn oracle(data: &TensorData) -> Vec<i64> {
+    macro_rules! count {
+        ($t:ty, $bits:expr) => {
+            data.as_slice::<$t>()
+                .unwrap()
+                .iter()
+                .map(|v| $bits(*v).count_ones() as i64)
+                .collect()
+        };
+    }
+    match data.dtype() {
+        DType::I8 => count!(i8, |v: i8| v),
+        DType::I16 => count!(i16, |v: i16| v),
+        DType::I32 => count!(i32, |v: i32| v),
+        DType::I64 => count!(i64, |v: i64| v),
+        DType::U8 => count!(u8, |v: u8| v),
+        DType::U16 => count!(u16, |v: u16| v),
+        DType::U32 => count!(u32, |v: u32| v),
+        DType::U64 => count!(u64, |v: u64| v),
+        DType::F16 => count!(f16, |v: f16| v.to_bits()),
+        DType::BF16 => count!(bf16, |v: bf16| v.to_bits()),
+        DType::F32 => count!(f32, |v: f32| v.to_bits()),
+        DType::F64 => count!(f64, |v: f64| v.to_bits()),
+        other => panic!("no oracle for {other:?}"),
+    }
+}
+
+/// BitCount of `data` (any rank, Int or Float dtype) on `device`, output in `out`.
+fn bit_count_ranked<const D: usize>(
+    data: TensorData,
+    device: &Device,
+    out: IntDType,
+) -> Result<TensorData, DmlOpsError> {
+    let result = if data.dtype().is_float() {
+        float_tensor::<D>(data, device).bit_count_as(out)
+    } else {
+        int_tensor::<D>(data, device).bit_count_as(out)
+    };
+    result.map(|t| t.into_data())
+}
+
+fn bit_count_data(
+    data: &TensorData,
+    device: &Device,
+    out: IntDType,
+) -> Result<TensorData, DmlOpsError> {
+    with_rank!(
+        data.shape().num_dims(),
+        bit_count_ranked(data.clone(), device, out)
+    )
+}
+
+/// Runs BitCount and checks dtype, shape and every count against the oracle.
+fn assert_matches_oracle(data: &TensorData, device: &Device, out: IntDType) {
+    let actual = bit_count_data(data, device, out)
+        .unwrap_or_else(|err| panic!("{:?} on {device:?}: {err}", data.dtype()));
+    assert_eq!(
+        actual.dtype(),
+        DType::from(out),
+        "output dtype on {device:?}"
+    );
+    assert_eq!(actual.shape(), data.shape(), "output shape on {device:?}");
+    assert_eq!(
+        to_i64(&actual),
+        oracle(data),
+        "{:?} {:?} on {device:?}",
+        data.dtype(),
+        data.shape()
+    );
+}
+
+#[test]
+fn spec_example_u32() {
+    for device in [flex(), wgpu(), default_device()] {
+        let x = int_tensor::<2>(TensorData::new(vec![0u32, 123, 456, 789], [2, 2]), &device);
+        let bits = x.bit_count();
+        assert_eq!(bits.dtype(), DType::from(device.settings().int_dtype));
+        assert_eq!(bits.dims(), [2, 2]);
+        assert_eq!(to_i64(&bits.into_data()), vec![0, 6, 4, 5], "on {device:?}");
+    }
+}
+
+/// `0, 1, -1, min, max` of each Int dtype, with the counts the two's-complement rule gives.
+fn int_edge_values(dtype: DType) -> (TensorData, Vec<i64>) {
+    macro_rules! edges {
+        ($t:ty, $bits:expr, $signed:expr) => {{
+            let values: Vec<$t> = vec![0, 1, (0 as $t).wrapping_sub(1), <$t>::MIN, <$t>::MAX];
+            let expected = if $signed {
+                vec![0, 1, $bits, 1, $bits - 1]
+            } else {
+                vec![0, 1, $bits, 0, $bits]
+            };
+            (TensorData::new(values, [5]), expected)
+        }};
+    }
+    match dtype {
+        DType::I8 => edges!(i8, 8, true),
+        DType::I16 => edges!(i16, 16, true),
+        DType::I32 => edges!(i32, 32, true),
+        DType::I64 => edges!(i64, 64, true),
+        DType::U8 => edges!(u8, 8, false),
+        DType::U16 => edges!(u16, 16, false),
+        DType::U32 => edges!(u32, 32, false),
+        DType::U64 => edges!(u64, 64, false),
+        other => panic!("{other:?} is not an Int dtype"),
+    }
+}
+
+#[test]
+fn int_dtypes_edge_values() {
+    for device in devices() {
+        let mut ran = Vec::new();
+        for dtype in INT_DTYPES {
+            let (data, expected) = int_edge_values(dtype);
+            match bit_count_data(&data, &device, IntDType::I32) {
+                Ok(actual) => {
+                    assert_eq!(to_i64(&actual), expected, "{dtype:?} on {device:?}");
+                    ran.push(dtype);
+                }
+                Err(err) => {
+                    assert!(
+                        !can_store(&device, dtype) || !can_store(&device, unsigned_like(dtype)),
+                        "{dtype:?} refused on {device:?}, which can store it: {err}"
+                    );
+                    assert!(err.to_string().contains(&format!("{dtype:?}")), "{err}");
+                }
+            }
+        }
+        // Every device holds the 32-bit types; Flex holds every type.
+        assert!(
+            ran.contains(&DType::I32) && ran.contains(&DType::U32),
+            "{ran:?}"
+        );
+        if device == flex() {
+            assert_eq!(ran.len(), INT_DTYPES.len(), "Flex runs every Int dtype");
+        }
+    }
+}
+
+fn unsigned_like(dtype: DType) -> DType {
+    match dtype.size() {
+        1 => DType::U8,
+        2 => DType::U16,
+        4 => DType::U32,
+        _ => DType::U64,
+    }
+}
+
+#[test]
+fn float_special_values() {
+    let f32s = vec![
+        0.0f32,
+        -0.0,
+        1.0,
+        -1.0,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        f32::MIN_POSITIVE,
+        f32::from_bits(1), // smallest subnormal
+        f32::MAX,
+        0.1,
+    ];
+    let cases = [
+        TensorData::new(f32s.clone(), [11]),
+        TensorData::new(f32s.iter().map(|&v| v as f64).collect(), [11]),
+        TensorData::new(f32s.iter().map(|&v| f16::from_f32(v)).collect(), [11]),
+        TensorData::new(f32s.iter().map(|&v| bf16::from_f32(v)).collect(), [11]),
+    ];
+    for device in devices() {
+        for data in &cases {
+            let dtype = data.dtype();
+            match bit_count_data(data, &device, IntDType::I32) {
+                Ok(actual) => assert_eq!(to_i64(&actual), oracle(data), "{dtype:?} on {device:?}"),
+                Err(err) => {
+                    assert!(
+                        dtype != DType::F32 && device != flex(),
+                        "{dtype:?} must run on {device:?}: {err}"
+                    );
+                    assert!(err.to_string().contains("BitCount"), "{err}");
+                }
+            }
+        }
+        // The spec's stated values.
+        let x = Tensor::<1, Float>::from_data([1.0f32, -0.0], (&device, DType::F32));
+        assert_eq!(
+            to_i64(&x.bit_count().into_data()),
+            vec![7, 1],
+            "on {device:?}"
+        );
+    }
+    let x =
+        Tensor::<1, Float>::from_data(TensorData::new(vec![f16::ONE], [1]), (&flex(), DType::F16));
+    assert_eq!(to_i64(&x.bit_count().into_data()), vec![4]);
+}
+
+#[test]
+fn every_output_dtype() {
+    let data = TensorData::new(vec![0i64, -1, 1, i64::MIN, 0x0F0F], [5]);
+    for device in devices() {
+        for out in INT_DTYPES {
+            let out_int = int_dtype(out);
+            match bit_count_data(&data, &device, out_int) {
+                Ok(actual) => {
+                    assert_eq!(actual.dtype(), out);
+                    assert_eq!(
+                        to_i64(&actual),
+                        vec![0, 64, 1, 1, 8],
+                        "{out:?} on {device:?}"
+                    );
+                }
+                Err(err) => {
+                    assert!(
+                        !can_store(&device, out),
+                        "{out:?} refused on {device:?}: {err}"
+                    );
+                    assert!(err.to_string().contains(&format!("{out:?}")), "{err}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn ranks_and_odd_sizes() {
+    let shapes: &[&[usize]] = &[
+        &[0],
+        &[1],
+        &[3],
+        &[5],
+        &[7],
+        &[4097],
+        &[2, 0, 3],
+        &[3, 5],
+        &[2, 3, 5],
+        &[1, 2, 3, 5],
+        &[2, 1, 3, 1, 5],
+        &[1, 2, 1, 3, 1, 3],
+        &[2, 2, 2, 2, 2, 2, 3],
+        &[1, 1, 2, 1, 3, 1, 1, 5],
+        &[2, 2, 2, 2, 2, 2, 2, 0],
+    ];
+    for device in devices() {
+        for shape in shapes {
+            let numel: usize = shape.iter().product();
+            let values: Vec<i32> = (0..numel as i32)
+                .map(|i| i.wrapping_mul(-1_640_531_535))
+                .collect();
+            assert_matches_oracle(
+                &TensorData::new(values, shape.to_vec()),
+                &device,
+                IntDType::I32,
+            );
+            let values: Vec<f32> = (0..numel).map(|i| i as f32 * -0.37).collect();
+            assert_matches_oracle(
+                &TensorData::new(values, shape.to_vec()),
+                &device,
+                IntDType::U32,
+            );
+        }
+    }
+}
+
+#[test]
+fn large_input_spans_many_cubes() {
+    let numel = (1 << 20) + 3;
+    let values: Vec<u32> = (0..numel as u32)
+        .map(|i| i.wrapping_mul(2_654_435_761))
+        .collect();
+    let data = TensorData::new(values, [numel]);
+    assert_matches_oracle(&data, &wgpu(), IntDType::I32);
+}
+
+#[test]
+fn non_contiguous_inputs() {
+    for device in devices() {
+        let x = Tensor::<2, Int>::from_data(
+            [[1, 2, 3, 4, 5], [-1, -2, -3, -4, -5], [7, 8, 9, 10, 11]],
+            &device,
+        );
+        let host = x.to_data();
+        // Transposed.
+        let t = x.clone().transpose();
+        let expected = oracle(&t.to_data());
+        assert_eq!(
+            to_i64(&t.bit_count().into_data()),
+            expected,
+            "transposed on {device:?}"
+        );
+        // A slice that starts inside the buffer.
+        let s = x.clone().slice([1..3, 1..4]);
+        let expected = oracle(&s.to_data());
+        assert_eq!(
+            to_i64(&s.bit_count().into_data()),
+            expected,
+            "sliced on {device:?}"
+        );
+        // A broadcast view with zero strides.
+        let row = x.clone().slice([1..2, 0..5]).expand([4, 5]);
+        let expected = oracle(&row.to_data());
+        assert_eq!(expected.len(), 20);
+        assert_eq!(
+            to_i64(&row.bit_count().into_data()),
+            expected,
+            "expanded on {device:?}"
+        );
+        assert_eq!(x.into_data(), host, "the input is left as it was");
+    }
+}
+
+#[test]
+fn hamming_distance_in_a_burn_graph() {
+    let device = default_device();
+    let a_host = [[0b1011i32, -1, 7], [0, 1, 2]];
+    let b_host = [[0b0001i32, 0, 7], [-1, 1, 5]];
+    let a = Tensor::<2, Int>::from_data(a_host, &device);
+    let b = Tensor::<2, Int>::from_data(b_host, &device);
+    let distance = a.bitwise_xor(b).bit_count().sum_dim(1);
+    let expected: Vec<i64> = a_host
+        .iter()
+        .zip(&b_host)
+        .map(|(ra, rb)| {
+            ra.iter()
+                .zip(rb)
+                .map(|(x, y)| (x ^ y).count_ones() as i64)
+                .sum()
+        })
+        .collect();
+    assert_eq!(to_i64(&distance.into_data()), expected);
+    assert_eq!(expected, vec![2 + 32, 32 + 3]);
+}
+
+#[test]
+fn the_input_survives_and_composes_with_later_ops() {
+    let device = default_device();
+    let x = Tensor::<1, Float>::from_data([1.0f32, 2.0, -0.0, 0.5], &device);
+    let bits = x.clone().bit_count();
+    let scaled = x.clone() * 2.0;
+    let as_float = bits.float() + scaled;
+    assert_eq!(
+        as_float.into_data().try_to_vec::<f32>().unwrap(),
+        vec![7.0 + 2.0, 1.0 + 4.0, 1.0 - 0.0, 6.0 + 1.0]
+    );
+    assert_eq!(
+        x.into_data().try_to_vec::<f32>().unwrap(),
+        vec![1.0, 2.0, -0.0, 0.5]
+    );
+}
+
+/// WGSL declares no 8-bit types: the default wgpu path must refuse them with an error that says
+/// so, never launch a shader that fails later.
+#[cfg(not(feature = "vulkan"))]
+mod wgsl {
+    use super::*;
+
+    #[test]
+    fn eight_bit_input_is_an_error_naming_it() {
+        let device = wgpu();
+        let x = int_tensor::<1>(TensorData::new(vec![1u8, 2, 3], [3]), &device);
+        let err = x.bit_count_as(IntDType::I32).unwrap_err();
+        let message = err.to_string();
+        assert!(message.starts_with("BitCount: dtype U8"), "{message}");
+        assert!(
+            message.contains("vulkan"),
+            "the message says what to do: {message}"
+        );
+    }
+
+    #[test]
+    fn eight_bit_output_is_an_error_naming_it() {
+        let device = wgpu();
+        let x = Tensor::<1, Int>::from_data([1, 2, 3], &device);
+        let err = x.bit_count_as(IntDType::U8).unwrap_err();
+        assert!(err.to_string().starts_with("BitCount: dtype U8"), "{err}");
+        assert!(matches!(
+            err,
+            DmlOpsError::UnsupportedDType {
+                dtype: DType::U8,
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    #[should_panic(expected = "BitCount: dtype I8 is not supported")]
+    fn bit_count_panics_with_the_same_message() {
+        let device = wgpu();
+        let x = int_tensor::<1>(TensorData::new(vec![1i8, -2], [2]), &device);
+        let _ = x.bit_count();
+    }
+}
+
+/// Random bytes of `numel` elements of `dtype`.
+fn random_data(shape: Vec<usize>, dtype: DType, bytes: Vec<u8>) -> TensorData {
+    let numel: usize = shape.iter().product();
+    let mut bytes = bytes;
+    bytes.resize(numel * dtype.size(), 0);
+    TensorData::from_bytes_vec(bytes, shape, dtype)
+}
+
+fn shape_strategy() -> impl Strategy<Value = Vec<usize>> {
+    (1usize..=8).prop_flat_map(|rank| {
+        // Keep the element count small at high ranks.
+        let max_dim: usize = match rank {
+            1 => 300,
+            2 => 40,
+            3 => 12,
+            4 => 7,
+            _ => 4,
+        };
+        prop::collection::vec(0..=max_dim, rank)
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+
+    /// wgpu and Flex agree with each other and with the oracle on random shapes, dtypes and bits.
+    #[test]
+    fn wgpu_matches_flex_and_the_oracle(
+        shape in shape_strategy(),
+        dtype_index in 0usize..INT_DTYPES.len() + 4,
+        out_index in 0usize..INT_DTYPES.len(),
+        bytes in prop::collection::vec(any::<u8>(), 0..(300 * 8)),
+    ) {
+        let dtype = INT_DTYPES
+            .iter()
+            .chain(&[DType::F16, DType::BF16, DType::F32, DType::F64])
+            .copied()
+            .nth(dtype_index)
+            .unwrap();
+        let out = int_dtype(INT_DTYPES[out_index]);
+        let data = random_data(shape, dtype, bytes);
+        let gpu = wgpu();
+        let reference = bit_count_data(&data, &flex(), out).expect("Flex runs every dtype");
+        prop_assert_eq!(to_i64(&reference), oracle(&data));
+        match bit_count_data(&data, &gpu, out) {
+            Ok(actual) => {
+                prop_assert_eq!(actual.dtype(), reference.dtype());
+                prop_assert_eq!(actual.shape(), reference.shape());
+                prop_assert_eq!(to_i64(&actual), to_i64(&reference));
+            }
+            Err(err) => {
+                let unsupported = [dtype, unsigned_like(dtype), DType::from(out)]
+                    .into_iter()
+                    .any(|d| !can_store(&gpu, d));
+                prop_assert!(unsupported, "refused although the device stores every dtype: {}", err);
+            }
+        }
+    }
+}

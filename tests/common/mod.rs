@@ -1,0 +1,148 @@
+//! Helpers shared by the integration tests: the devices under test, rank dispatch for
+//! `TensorData` of any rank, and value helpers.
+#![allow(dead_code)]
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::OnceLock;
+
+use burn::tensor::{DType, Device, DeviceKind, Float, Int, Tensor, TensorData};
+
+/// How to get a Vulkan driver on a machine without a GPU; printed when no adapter is found.
+pub const NO_ADAPTER: &str = "no wgpu adapter found. These tests run the CubeCL kernels and need \
+    a Vulkan/Metal/DX12 driver. On a machine without a GPU install Mesa's lavapipe: \
+    `apt-get update && apt-get install -y mesa-vulkan-drivers libvulkan1` (Debian/Ubuntu), then \
+    rerun. `vulkaninfo --summary` (package vulkan-tools) should list a device named llvmpipe.";
+
+/// Burn's CPU backend: runs the reference implementation.
+pub fn flex() -> Device {
+    Device::flex()
+}
+
+/// The wgpu device (Fusion-wrapped, as Burn builds it). Panics with install instructions when
+/// no adapter exists: these tests never skip.
+pub fn wgpu() -> Device {
+    static CHECKED: OnceLock<Result<(), String>> = OnceLock::new();
+    let device = Device::wgpu(DeviceKind::default());
+    let probe = CHECKED.get_or_init(|| {
+        let device = device.clone();
+        catch_unwind(AssertUnwindSafe(move || {
+            Tensor::<1, Int>::from_data([1, 2, 3], &device).into_data()
+        }))
+        .map(|_| ())
+        .map_err(|panic| {
+            panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default()
+        })
+    });
+    if let Err(cause) = probe {
+        panic!("{NO_ADAPTER}\n(cause: {cause})");
+    }
+    device
+}
+
+/// `Device::default()`, which must be the Fusion-wrapped wgpu device under the default features.
+pub fn default_device() -> Device {
+    wgpu();
+    Device::default()
+}
+
+/// Every device the tests compare: Flex (the reference) and wgpu (the kernels).
+pub fn devices() -> [Device; 2] {
+    [flex(), wgpu()]
+}
+
+/// Every Int dtype Burn has.
+pub const INT_DTYPES: [DType; 8] = [
+    DType::I8,
+    DType::I16,
+    DType::I32,
+    DType::I64,
+    DType::U8,
+    DType::U16,
+    DType::U32,
+    DType::U64,
+];
+
+/// Every Float dtype Burn has, besides quantized ones.
+pub const FLOAT_DTYPES: [DType; 5] = [
+    DType::F16,
+    DType::BF16,
+    DType::F32,
+    DType::F64,
+    DType::Flex32,
+];
+
+/// Whether Burn says `device` can store `dtype`.
+pub fn can_store(device: &Device, dtype: DType) -> bool {
+    use burn::backend::{Backend, DTypeUsage, Dispatch};
+    <Dispatch as Backend>::dtype_usage(device.as_dispatch(), dtype).contains(DTypeUsage::Storage)
+}
+
+/// An Int tensor of `data`'s rank and dtype.
+pub fn int_tensor<const D: usize>(data: TensorData, device: &Device) -> Tensor<D, Int> {
+    let dtype = data.dtype();
+    let tensor = Tensor::<D, Int>::from_data(data, (device, dtype));
+    assert_eq!(
+        tensor.dtype(),
+        dtype,
+        "the tensor keeps the dtype it was created with"
+    );
+    tensor
+}
+
+/// A Float tensor of `data`'s rank and dtype.
+pub fn float_tensor<const D: usize>(data: TensorData, device: &Device) -> Tensor<D, Float> {
+    let dtype = data.dtype();
+    let tensor = Tensor::<D, Float>::from_data(data, (device, dtype));
+    assert_eq!(
+        tensor.dtype(),
+        dtype,
+        "the tensor keeps the dtype it was created with"
+    );
+    tensor
+}
+
+/// Calls `$f::<R>(args)` with the const rank `R` equal to the runtime `$rank` (1 to 8).
+#[macro_export]
+macro_rules! with_rank {
+    ($rank:expr, $f:ident ( $($arg:expr),* $(,)? )) => {
+        match $rank {
+            1 => $f::<1>($($arg),*),
+            2 => $f::<2>($($arg),*),
+            3 => $f::<3>($($arg),*),
+            4 => $f::<4>($($arg),*),
+            5 => $f::<5>($($arg),*),
+            6 => $f::<6>($($arg),*),
+            7 => $f::<7>($($arg),*),
+            8 => $f::<8>($($arg),*),
+            rank => panic!("rank {rank} is outside 1..=8"),
+        }
+    };
+}
+
+/// The values of an Int or Float tensor's data as i64, whatever its dtype.
+pub fn to_i64(data: &TensorData) -> Vec<i64> {
+    data.clone()
+        .convert_dtype(DType::I64)
+        .try_to_vec::<i64>()
+        .unwrap()
+}
+
+/// The `IntDType` of an Int `DType`.
+pub fn int_dtype(dtype: DType) -> burn::tensor::IntDType {
+    use burn::tensor::IntDType;
+    match dtype {
+        DType::I8 => IntDType::I8,
+        DType::I16 => IntDType::I16,
+        DType::I32 => IntDType::I32,
+        DType::I64 => IntDType::I64,
+        DType::U8 => IntDType::U8,
+        DType::U16 => IntDType::U16,
+        DType::U32 => IntDType::U32,
+        DType::U64 => IntDType::U64,
+        other => panic!("{other:?} is not an Int dtype"),
+    }
+}
