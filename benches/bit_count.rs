@@ -65,7 +65,7 @@ fn bench(c: &mut Criterion, device: &Device) {
         let x = Tensor::<1, Int>::from_data(values.as_slice(), device);
         // Check the formula once, so the comparison is with a correct alternative.
         let check = 1usize << 12;
-        let small = x.clone().slice([0..check]);
+        let small = x.clone().narrow(0, 0, check);
         assert_eq!(
             swar(small.clone()).into_data(),
             small.bit_count().into_data(),
