@@ -22,6 +22,13 @@ pub enum DmlOpsError {
         /// Why, and what to use instead.
         detail: String,
     },
+    /// An argument or option is outside what the operator allows.
+    InvalidArgument {
+        /// The operator that was called, as DirectML names it.
+        operator: &'static str,
+        /// What was wrong, with the values and shapes involved, and what is allowed.
+        detail: String,
+    },
 }
 
 impl fmt::Display for DmlOpsError {
@@ -36,6 +43,7 @@ impl fmt::Display for DmlOpsError {
                 f,
                 "{operator}: dtype {dtype:?} is not supported on device {device}: {detail}"
             ),
+            Self::InvalidArgument { operator, detail } => write!(f, "{operator}: {detail}"),
         }
     }
 }

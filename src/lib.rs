@@ -38,10 +38,10 @@ mod tensor;
 
 pub use error::DmlOpsError;
 pub use ops::DmlOps;
-pub use tensor::BitCountExt;
+pub use tensor::{BitCountExt, NonZeroCoordinates, NonZeroExt, NonZeroOptions};
 
 /// Everything model code needs: `use burn_dml_ops::prelude::*;`.
 pub mod prelude {
     pub use crate::error::DmlOpsError;
-    pub use crate::tensor::BitCountExt;
+    pub use crate::tensor::{BitCountExt, NonZeroCoordinates, NonZeroExt, NonZeroOptions};
 }

@@ -2,7 +2,7 @@
 
 use burn::backend::{
     Backend, TensorMetadata, backend_extension,
-    tensor::{FloatTensor, IntTensor},
+    tensor::{BoolTensor, FloatTensor, IntTensor},
 };
 use burn::tensor::{IntDType, read_sync};
 
@@ -41,4 +41,80 @@ pub trait DmlOps: Backend {
         let data = read_sync(Self::float_into_data(input)).expect("BitCount: reading the input");
         Self::int_from_data(reference::bit_count(&data, out_dtype), &device)
     }
+
+    /// Coordinates of the non-zero elements of a Float tensor (`v != 0.0`: `-0.0` is zero, NaN
+    /// and infinities are not), as `(count, coordinates)`: `count` has shape `[1]`,
+    /// `coordinates` shape `[numel, width]` holding the coordinates of the last `width`
+    /// dimensions in ascending element order. Padding rows are `fill` when given, unspecified
+    /// otherwise.
+    #[fusion(meta = nonzero_metadata)]
+    fn float_nonzero_coordinates(
+        input: FloatTensor<Self>,
+        width: usize,
+        fill: Option<i64>,
+        out_dtype: IntDType,
+    ) -> (IntTensor<Self>, IntTensor<Self>) {
+        let device = input.device();
+        let data = read_sync(Self::float_into_data(input)).expect("NonZeroCoordinates: reading");
+        let (count, coordinates) = reference::nonzero_coordinates(&data, width, fill, out_dtype);
+        (
+            Self::int_from_data(count, &device),
+            Self::int_from_data(coordinates, &device),
+        )
+    }
+
+    /// [`float_nonzero_coordinates`](Self::float_nonzero_coordinates) for Int tensors (`v != 0`).
+    #[fusion(meta = nonzero_metadata)]
+    fn int_nonzero_coordinates(
+        input: IntTensor<Self>,
+        width: usize,
+        fill: Option<i64>,
+        out_dtype: IntDType,
+    ) -> (IntTensor<Self>, IntTensor<Self>) {
+        let device = input.device();
+        let data = read_sync(Self::int_into_data(input)).expect("NonZeroCoordinates: reading");
+        let (count, coordinates) = reference::nonzero_coordinates(&data, width, fill, out_dtype);
+        (
+            Self::int_from_data(count, &device),
+            Self::int_from_data(coordinates, &device),
+        )
+    }
+
+    /// [`float_nonzero_coordinates`](Self::float_nonzero_coordinates) for Bool tensors
+    /// (`v == true`).
+    #[fusion(meta = nonzero_metadata)]
+    fn bool_nonzero_coordinates(
+        input: BoolTensor<Self>,
+        width: usize,
+        fill: Option<i64>,
+        out_dtype: IntDType,
+    ) -> (IntTensor<Self>, IntTensor<Self>) {
+        let device = input.device();
+        let data = read_sync(Self::bool_into_data(input)).expect("NonZeroCoordinates: reading");
+        let (count, coordinates) = reference::nonzero_coordinates(&data, width, fill, out_dtype);
+        (
+            Self::int_from_data(count, &device),
+            Self::int_from_data(coordinates, &device),
+        )
+    }
+}
+
+/// Output metadata of the NonZeroCoordinates methods: fixed DirectML shapes, `[1]` and
+/// `[numel, width]`, known without running anything.
+#[cfg(all(feature = "fusion", feature = "cube"))]
+fn nonzero_metadata(
+    input: &burn::backend::fusion::custom::TensorSpec,
+    width: &usize,
+    _fill: &Option<i64>,
+    out_dtype: &IntDType,
+) -> (
+    burn::backend::fusion::custom::TensorSpec,
+    burn::backend::fusion::custom::TensorSpec,
+) {
+    use burn::backend::fusion::custom::TensorSpec;
+    let dtype = (*out_dtype).into();
+    (
+        TensorSpec::new([1].into(), dtype),
+        TensorSpec::new([input.shape.num_elements(), *width].into(), dtype),
+    )
 }

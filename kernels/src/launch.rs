@@ -69,6 +69,16 @@ pub enum KernelError {
         /// The element type that was asked for.
         elem: ElemType,
     },
+    /// The shapes passed to a launcher do not agree with each other.
+    ShapeMismatch {
+        /// What disagrees.
+        detail: String,
+    },
+    /// The input is larger than the kernel's index types allow.
+    TooLarge {
+        /// What is too large.
+        detail: String,
+    },
     /// A buffer handle is smaller than the element count says.
     BufferTooSmall {
         /// What the buffer holds, for the message.
@@ -93,6 +103,7 @@ impl fmt::Display for KernelError {
                     "the output element type must be an integer type, got {elem}"
                 )
             }
+            Self::ShapeMismatch { detail } | Self::TooLarge { detail } => f.write_str(detail),
             Self::BufferTooSmall {
                 role,
                 needed,

@@ -7,8 +7,10 @@
 //! | module | operator |
 //! |---|---|
 //! | [`bit_count`] | DirectML `ELEMENT_WISE_BIT_COUNT`: population count of each element's raw bits |
+//! | [`nonzero`] | DirectML `NONZERO_COORDINATES`: coordinates of the non-zero elements, on the device |
 
 pub mod bit_count;
 mod launch;
+pub mod nonzero;
 
 pub use launch::{KernelError, StorageWidth};

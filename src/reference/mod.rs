@@ -2,5 +2,7 @@
 //! runs and the oracle the tests compare the kernels with.
 
 mod bit_count;
+mod nonzero;
 
 pub(crate) use bit_count::bit_count;
+pub(crate) use nonzero::nonzero_coordinates;

@@ -2,6 +2,8 @@
 //! anything reaches a backend.
 
 mod bit_count;
+mod nonzero;
 mod support;
 
 pub use bit_count::BitCountExt;
+pub use nonzero::{NonZeroCoordinates, NonZeroExt, NonZeroOptions};

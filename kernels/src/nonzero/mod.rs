@@ -1,0 +1,27 @@
+//! NonZeroCoordinates: the coordinates of every non-zero element, in ascending row-major order,
+//! as a stream compaction that never reads back to the host.
+//!
+//! The design is reduce-then-scan, built from cube-wide shared-memory scans so that it needs no
+//! plane (subgroup) operations:
+//!
+//! 1. [`nonzero_tile_counts`]: each cube counts the non-zero elements of its tile (one vector per
+//!    unit) and writes the count.
+//! 2. [`nonzero_scan_tiles`]: one cube turns the tile counts into exclusive tile offsets and
+//!    writes the total into the `count` output.
+//! 3. [`nonzero_write_coordinates`]: each cube re-reads its tile, scans its units' counts, and
+//!    each unit writes the coordinates of its non-zero elements at its offset, unravelling the
+//!    flat index into the last `width` dimensions.
+//! 4. [`nonzero_fill_padding`] (only when asked): writes a fill value into every row at or past
+//!    the count, which it reads on the device.
+//!
+//! The input is read twice (steps 1 and 3); everything else is proportional to the number of
+//! tiles or of non-zero elements.
+
+mod kernel;
+mod launch;
+mod scan;
+
+pub use kernel::{
+    nonzero_fill_padding, nonzero_scan_tiles, nonzero_tile_counts, nonzero_write_coordinates,
+};
+pub use launch::{NonZeroPredicate, launch_nonzero_coordinates};

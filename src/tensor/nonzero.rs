@@ -1,0 +1,236 @@
+//! `NonZeroExt`: DirectML's `NONZERO_COORDINATES` on Float, Int and Bool tensors.
+
+use burn::backend::Dispatch;
+use burn::tensor::{Bool, DType, Device, Float, Int, IntDType, Tensor};
+
+use super::support::{STORAGE_HINT, can_store, unsigned_of_width, unsupported};
+use crate::{DmlOps, DmlOpsError};
+
+const OPERATOR: &str = "NonZeroCoordinates";
+
+/// The coordinates of the non-zero elements of a tensor, in DirectML's fixed-shape layout.
+///
+/// Both tensors stay on the device and nothing has been read back: `count` and the first
+/// `count` rows of `coordinates` are valid once the device has run the work, like any other
+/// tensor. Use [`into_exact`](Self::into_exact) for a tensor with exactly `count` rows.
+#[derive(Clone, Debug)]
+pub struct NonZeroCoordinates {
+    /// Shape `[1]`: the number of non-zero elements.
+    pub count: Tensor<1, Int>,
+    /// Shape `[numel, N]`: row `i < count` holds the coordinates of the `i`-th non-zero element
+    /// in ascending row-major order; the other rows are padding (unspecified, or the `fill` of
+    /// [`NonZeroOptions`]).
+    pub coordinates: Tensor<2, Int>,
+}
+
+impl NonZeroCoordinates {
+    /// The number of non-zero elements. Reads `count` back to the host: one synchronisation.
+    pub fn count_sync(&self) -> usize {
+        let value = self
+            .count
+            .clone()
+            .into_data()
+            .convert_dtype(DType::I64)
+            .try_to_vec::<i64>()
+            .expect("count is an Int tensor")[0];
+        usize::try_from(value).expect("count is never negative")
+    }
+
+    /// The coordinates without padding: shape `[count, N]`. Reads `count` back to the host: one
+    /// synchronisation.
+    pub fn into_exact(self) -> Tensor<2, Int> {
+        let rows = self.count_sync();
+        let [_, width] = self.coordinates.dims();
+        if rows == 0 {
+            let device = self.coordinates.device();
+            return Tensor::empty([0, width], (&device, self.coordinates.dtype()));
+        }
+        self.coordinates.narrow(0, 0, rows)
+    }
+}
+
+/// Options of [`NonZeroExt::nonzero_coordinates_with`]. The default is DirectML's behaviour:
+/// `N = rank`, padding unspecified, the device's default Int dtype.
+#[derive(Clone, Debug, Default)]
+pub struct NonZeroOptions {
+    /// Coordinate width `N`; `None` means the rank. Allowed: `effective_rank <= N <= rank`,
+    /// where the effective rank is the rank after dropping leading dimensions of size 1. With
+    /// `N < rank` each row holds the coordinates of the last `N` dimensions.
+    pub width: Option<usize>,
+    /// Value written into every padding row; `None` leaves them unspecified (fastest).
+    pub fill: Option<i64>,
+    /// Dtype of `count` and `coordinates`; `None` means the device's default Int dtype. Inputs
+    /// with more elements than this dtype can count need `IntDType::I64`.
+    pub out_dtype: Option<IntDType>,
+}
+
+/// NonZeroCoordinates: the coordinates of every non-zero element, computed on the device with
+/// fixed output shapes, so it runs without host synchronisation and composes with lazy Fusion
+/// graphs.
+///
+/// Float elements are non-zero when `v != 0.0` (`-0.0` is zero; NaN and infinities are not),
+/// Int elements when `v != 0`, Bool elements when true.
+///
+/// ```
+/// use burn::tensor::{Device, Tensor};
+/// use burn_dml_ops::prelude::*;
+///
+/// let device = Device::flex();
+/// let x = Tensor::<2>::from_data([[0.0, 0.0, 0.0, 0.0, 0.0, 1.0], [2.0, 0.0, 3.0, 0.0, 0.0, 0.0]], &device);
+/// let nz = x.nonzero_coordinates();
+/// assert_eq!(nz.coordinates.dims(), [12, 2]); // [numel, rank], padded
+/// let exact = nz.into_exact(); // reads the count back once
+/// assert_eq!(exact.to_data().convert::<i64>().try_to_vec::<i64>().unwrap(), vec![0, 5, 1, 0, 1, 2]);
+/// ```
+pub trait NonZeroExt {
+    /// Coordinates with `N = rank`, unspecified padding, the device's default Int dtype.
+    ///
+    /// # Panics
+    ///
+    /// When [`nonzero_coordinates_with`](Self::nonzero_coordinates_with) with the default options
+    /// would return an error (a dtype the device cannot hold, an input too large for the default
+    /// Int dtype); the message is that error's.
+    fn nonzero_coordinates(self) -> NonZeroCoordinates;
+
+    /// Coordinates with every option.
+    ///
+    /// # Errors
+    ///
+    /// [`DmlOpsError::InvalidArgument`] for a width outside `effective_rank..=rank`, a `fill`
+    /// the output dtype cannot hold, or an input with more elements than the output dtype can
+    /// count; [`DmlOpsError::UnsupportedDType`] for an input or output dtype the device cannot
+    /// hold.
+    fn nonzero_coordinates_with(
+        self,
+        options: NonZeroOptions,
+    ) -> Result<NonZeroCoordinates, DmlOpsError>;
+}
+
+macro_rules! impl_nonzero {
+    ($kind:ty, $method:ident) => {
+        impl<const D: usize> NonZeroExt for Tensor<D, $kind> {
+            fn nonzero_coordinates(self) -> NonZeroCoordinates {
+                self.nonzero_coordinates_with(NonZeroOptions::default())
+                    .unwrap_or_else(|err| panic!("{err}"))
+            }
+
+            fn nonzero_coordinates_with(
+                self,
+                options: NonZeroOptions,
+            ) -> Result<NonZeroCoordinates, DmlOpsError> {
+                let (width, out_dtype) =
+                    check(&self.device(), self.dtype(), &self.dims(), &options)?;
+                let (count, coordinates) = <Dispatch as DmlOps>::$method(
+                    self.into_dispatch(),
+                    width,
+                    options.fill,
+                    out_dtype,
+                );
+                Ok(NonZeroCoordinates {
+                    count: Tensor::from_dispatch(count),
+                    coordinates: Tensor::from_dispatch(coordinates),
+                })
+            }
+        }
+    };
+}
+
+impl_nonzero!(Float, float_nonzero_coordinates);
+impl_nonzero!(Int, int_nonzero_coordinates);
+impl_nonzero!(Bool, bool_nonzero_coordinates);
+
+/// The largest value `dtype` holds, as i128 so every Int dtype fits.
+fn max_value(dtype: IntDType) -> i128 {
+    match dtype {
+        IntDType::I8 => i8::MAX.into(),
+        IntDType::I16 => i16::MAX.into(),
+        IntDType::I32 => i32::MAX.into(),
+        IntDType::I64 => i64::MAX.into(),
+        IntDType::U8 => u8::MAX.into(),
+        IntDType::U16 => u16::MAX.into(),
+        IntDType::U32 => u32::MAX.into(),
+        IntDType::U64 => u64::MAX.into(),
+    }
+}
+
+/// The smallest value `dtype` holds.
+fn min_value(dtype: IntDType) -> i128 {
+    match dtype {
+        IntDType::I8 => i8::MIN.into(),
+        IntDType::I16 => i16::MIN.into(),
+        IntDType::I32 => i32::MIN.into(),
+        IntDType::I64 => i64::MIN.into(),
+        _ => 0,
+    }
+}
+
+/// Checks the options against the input; returns the width and output dtype to use.
+fn check(
+    device: &Device,
+    dtype: DType,
+    shape: &[usize],
+    options: &NonZeroOptions,
+) -> Result<(usize, IntDType), DmlOpsError> {
+    let invalid = |detail: String| DmlOpsError::InvalidArgument {
+        operator: OPERATOR,
+        detail,
+    };
+    let rank = shape.len();
+    let effective_rank = rank - shape.iter().take_while(|&&d| d == 1).count();
+    let width = options.width.unwrap_or(rank);
+    if width < effective_rank || width > rank {
+        return Err(invalid(format!(
+            "width {width} is outside the allowed range {effective_rank}..={rank} for an input \
+             of shape {shape:?} (at least its effective rank, the rank after dropping leading \
+             1s, and at most its rank)"
+        )));
+    }
+    let out_dtype = options
+        .out_dtype
+        .unwrap_or_else(|| device.settings().int_dtype);
+    let numel: usize = shape.iter().product();
+    if numel as i128 > max_value(out_dtype) {
+        return Err(invalid(format!(
+            "an input of shape {shape:?} has {numel} elements, more than the output dtype \
+             {out_dtype:?} can count; pass `out_dtype: Some(IntDType::I64)` in NonZeroOptions"
+        )));
+    }
+    if let Some(fill) = options.fill
+        && !(min_value(out_dtype)..=max_value(out_dtype)).contains(&i128::from(fill))
+    {
+        return Err(invalid(format!(
+            "fill value {fill} does not fit the output dtype {out_dtype:?}"
+        )));
+    }
+    if let DType::QFloat(_) = dtype {
+        return Err(unsupported(
+            OPERATOR,
+            dtype,
+            device,
+            "dequantize the tensor first",
+        ));
+    }
+    let bits = unsigned_of_width(dtype.size()).ok_or_else(|| {
+        unsupported(
+            OPERATOR,
+            dtype,
+            device,
+            "the element width is not 8, 16, 32 or 64 bits",
+        )
+    })?;
+    for (needed, role) in [
+        (dtype, "the input"),
+        (bits, "the kernel's view of the input bits"),
+        (DType::from(out_dtype), "the output"),
+    ] {
+        if !can_store(device, needed) {
+            return Err(unsupported(
+                OPERATOR,
+                needed,
+                device,
+                format!("{role} needs it, and {STORAGE_HINT}"),
+            ));
+        }
+    }
+    Ok((width, out_dtype))
+}

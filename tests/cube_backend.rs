@@ -1,0 +1,65 @@
+#![cfg(feature = "wgpu")]
+//! The `CubeBackend` implementation called directly, without the Fusion wrapper that Burn's
+//! `Device::wgpu` puts around it, so the kernels' own path is tested on its own.
+
+mod common;
+
+use burn::backend::{DispatchDevice, ops::IntTensorOps};
+use burn::tensor::{DType, IntDType, TensorData, read_sync};
+use burn_cubecl::{CubeBackend, CubeDevice};
+use burn_dml_ops::DmlOps;
+use common::*;
+
+/// The wgpu device as `CubeBackend` sees it.
+fn cube_device() -> CubeDevice {
+    match wgpu().as_dispatch() {
+        DispatchDevice::Cube(device) => device.clone(),
+        other => panic!("Device::wgpu is not a Cube device: {other:?}"),
+    }
+}
+
+fn bit_count_direct(values: Vec<i32>, out: IntDType) -> Vec<i64> {
+    let device = cube_device();
+    let n = values.len();
+    let input = CubeBackend::int_from_data(TensorData::new(values, [n]), &device);
+    let output = <CubeBackend as DmlOps>::int_bit_count(input, out);
+    let data = read_sync(CubeBackend::int_into_data(output)).expect("read the output");
+    assert_eq!(data.dtype(), DType::from(out));
+    to_i64(&data)
+}
+
+#[test]
+fn unfused_kernel_matches_the_rule_at_every_tail_length() {
+    // Lengths around the vector width (4 lanes for 32-bit types) and across a cube.
+    for n in [0usize, 1, 2, 3, 4, 5, 6, 7, 8, 9, 255, 256, 257, 1023, 1025] {
+        let values: Vec<i32> = (0..n as i32)
+            .map(|i| i.wrapping_mul(-1_640_531_535) ^ i)
+            .collect();
+        let expected: Vec<i64> = values.iter().map(|v| v.count_ones() as i64).collect();
+        for out in [IntDType::I32, IntDType::U32, IntDType::I64] {
+            assert_eq!(
+                bit_count_direct(values.clone(), out),
+                expected,
+                "n = {n}, {out:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn unfused_float_kernel_counts_raw_bits() {
+    let device = cube_device();
+    let values = vec![1.0f32, -0.0, f32::NAN, f32::INFINITY, 3.5];
+    let expected: Vec<i64> = values
+        .iter()
+        .map(|v| v.to_bits().count_ones() as i64)
+        .collect();
+    let input = <CubeBackend as burn::backend::ops::FloatTensorOps<CubeBackend>>::float_from_data(
+        TensorData::new(values, [5]),
+        &device,
+    );
+    let output = <CubeBackend as DmlOps>::float_bit_count(input, IntDType::I32);
+    let data = read_sync(CubeBackend::int_into_data(output)).expect("read the output");
+    assert_eq!(to_i64(&data), expected);
+    assert_eq!(expected, vec![7, 1, 9, 8, 3]);
+}
