@@ -32,8 +32,29 @@ fn count_lanes<I: Int, N: Size>(value: Vector<I, N>, #[comptime] ignore_sign: bo
     count
 }
 
-/// Step 1: `tile_counts[t]` = number of non-zero elements among the `cube_size` vectors of tile
-/// `t`. Units past the last vector count zero.
+/// The number of non-zero elements among the `per_unit` consecutive vectors from `first`
+/// (vectors past `vectors` count zero).
+#[cube]
+fn count_run<I: Int, N: Size>(
+    input: &[Vector<I, N>],
+    first: usize,
+    vectors: usize,
+    #[comptime] per_unit: usize,
+    #[comptime] ignore_sign: bool,
+) -> u32 {
+    let mut count = 0u32;
+    #[unroll]
+    for k in 0..per_unit {
+        let index = first + k;
+        if index < vectors {
+            count += count_lanes::<I, N>(input[index], ignore_sign);
+        }
+    }
+    count
+}
+
+/// Step 1: `tile_counts[t]` = number of non-zero elements in tile `t`, whose unit `u` holds the
+/// `per_unit` consecutive vectors from `(t * cube_size + u) * per_unit`.
 #[cube(launch_unchecked, address_type = "dynamic")]
 pub fn nonzero_tile_counts<I: Int, N: Size>(
     input: &[Vector<I, N>],
@@ -42,13 +63,14 @@ pub fn nonzero_tile_counts<I: Int, N: Size>(
     tiles: usize,
     #[comptime] ignore_sign: bool,
     #[comptime] cube_size: usize,
+    #[comptime] per_unit: usize,
     #[define(I)] _input: ElemType,
 ) {
     let tile = CUBE_POS;
-    let index = tile * cube_size + UNIT_POS as usize;
+    let first = (tile * cube_size + UNIT_POS as usize) * per_unit;
     let mut count = 0u32;
-    if tile < tiles && index < vectors {
-        count = count_lanes::<I, N>(input[index], ignore_sign);
+    if tile < tiles {
+        count = count_run::<I, N>(input, first, vectors, per_unit, ignore_sign);
     }
     let total = cube_inclusive_sum(count, cube_size);
     if tile < tiles && UNIT_POS as usize == cube_size - 1 {
@@ -91,8 +113,9 @@ pub fn nonzero_scan_tiles<O: Int>(
     }
 }
 
-/// Step 3: each unit writes the coordinates of the non-zero elements of its vector, in lane
-/// order, at rows `tile_offsets[tile] + (non-zeros of the units before it in the tile)`.
+/// Step 3: each unit writes the coordinates of the non-zero elements of its run of vectors, in
+/// element order, from row `tile_offsets[tile] + (non-zeros of the units before it in the
+/// tile)`. Units and runs are laid out as in [`nonzero_tile_counts`].
 ///
 /// `dims` holds the sizes of the last `width` dimensions of the input; row `r` of the output is
 /// `coordinates[r * width..(r + 1) * width]`.
@@ -107,38 +130,39 @@ pub fn nonzero_write_coordinates<I: Int, O: Int, N: Size>(
     #[comptime] width: usize,
     #[comptime] ignore_sign: bool,
     #[comptime] cube_size: usize,
+    #[comptime] per_unit: usize,
     #[define(I, O)] _types: [ElemType; 2],
 ) {
     let tile = CUBE_POS;
-    let index = tile * cube_size + UNIT_POS as usize;
-    let in_range = tile < tiles && index < vectors;
-    let mut value = Vector::<I, N>::new(I::from_int(0));
-    if in_range {
-        value = input[index];
-    }
-    let flags = non_zero_lanes::<I, N>(value, ignore_sign);
+    let first = (tile * cube_size + UNIT_POS as usize) * per_unit;
     let mut count = 0u32;
-    #[unroll]
-    for lane in 0..value.vector_size() {
-        count += flags.extract(lane);
+    if tile < tiles {
+        count = count_run::<I, N>(input, first, vectors, per_unit, ignore_sign);
     }
     let inclusive = cube_inclusive_sum(count, cube_size);
-    if in_range && count > 0 {
-        let lanes = value.vector_size().comptime();
+    if tile < tiles && count > 0 {
         let mut row = (tile_offsets[tile] + inclusive - count) as usize;
-        #[unroll]
-        for lane in 0..lanes {
-            if flags.extract(lane) != 0 {
-                let mut flat = index * lanes + lane;
-                let base = row * width;
+        for k in 0..per_unit {
+            let index = first + k;
+            if index < vectors {
+                let value = input[index];
+                let flags = non_zero_lanes::<I, N>(value, ignore_sign);
+                let lanes = value.vector_size().comptime();
                 #[unroll]
-                for d in 0..width {
-                    let axis = comptime!(width - 1 - d);
-                    let size = dims[axis] as usize;
-                    coordinates[base + axis] = O::cast_from(flat % size);
-                    flat /= size;
+                for lane in 0..lanes {
+                    if flags.extract(lane) != 0 {
+                        let mut flat = index * lanes + lane;
+                        let base = row * width;
+                        #[unroll]
+                        for d in 0..width {
+                            let axis = comptime!(width - 1 - d);
+                            let size = dims[axis] as usize;
+                            coordinates[base + axis] = O::cast_from(flat % size);
+                            flat /= size;
+                        }
+                        row += 1;
+                    }
                 }
-                row += 1;
             }
         }
     }

@@ -12,6 +12,9 @@ use crate::{KernelError, StorageWidth};
 
 /// Units per cube in every kernel of the compaction (a power of two).
 const CUBE_SIZE: usize = 256;
+/// Consecutive vectors each unit handles in the tile kernels: a tile is
+/// `CUBE_SIZE * PER_UNIT` vectors, which amortises the barriers of the cube-wide scan.
+const PER_UNIT: usize = 16;
 
 /// Which bits make an element non-zero.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -78,7 +81,7 @@ pub fn launch_nonzero_coordinates(
         vector /= 2;
     }
     let vectors = len / vector;
-    let tiles = vectors.div_ceil(CUBE_SIZE);
+    let tiles = vectors.div_ceil(CUBE_SIZE * PER_UNIT);
     let address = AddressType::from_len(len.max(len * width));
     // Zero-sized bindings are not portable: every scratch buffer holds at least one element.
     let tile_counts = client.empty(tiles.max(1) * size_of::<u32>());
@@ -116,6 +119,7 @@ pub fn launch_nonzero_coordinates(
                 tiles,
                 ignore_sign,
                 CUBE_SIZE,
+                PER_UNIT,
                 input_elem,
             );
         }
@@ -148,6 +152,7 @@ pub fn launch_nonzero_coordinates(
                 width,
                 ignore_sign,
                 CUBE_SIZE,
+                PER_UNIT,
                 [input_elem, output_elem],
             );
         }

@@ -1,0 +1,82 @@
+//! Shared by the benchmarks: timing with a device sync per call, and the ratio table printed
+//! from criterion's own estimates after its report.
+#![allow(dead_code)]
+
+use std::time::{Duration, Instant};
+
+use burn::tensor::Device;
+use criterion::BenchmarkGroup;
+use criterion::measurement::WallTime;
+
+/// Settings that keep a full run of a benchmark file to a minute or two on lavapipe.
+pub fn configure(group: &mut BenchmarkGroup<'_, WallTime>) {
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2));
+}
+
+/// Runs `op` `iters` times, waiting for the device after each call. The output lives until
+/// after the sync, so Fusion cannot drop the work.
+pub fn time<T>(device: &Device, iters: u64, mut op: impl FnMut() -> T) -> Duration {
+    let start = Instant::now();
+    for _ in 0..iters {
+        let out = op();
+        device.sync().expect("the device runs the queued work");
+        drop(out);
+    }
+    start.elapsed()
+}
+
+/// Criterion's mean estimate for `group/name/parameter`, in nanoseconds.
+pub fn mean_ns(group: &str, name: &str, parameter: &str) -> Option<f64> {
+    let dir = std::env::var_os("CARGO_TARGET_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| "target".into());
+    let path = dir
+        .join("criterion")
+        .join(group)
+        .join(name)
+        .join(filename_safe(parameter))
+        .join("new/estimates.json");
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(path).ok()?).ok()?;
+    json["mean"]["point_estimate"].as_f64()
+}
+
+/// The directory name criterion gives a benchmark parameter: it replaces these characters.
+fn filename_safe(name: &str) -> String {
+    name.chars()
+        .map(|c| if "?\"/\\*<>:|^".contains(c) { '_' } else { c })
+        .collect()
+}
+
+/// Prints a Markdown table: one row per parameter, the mean time of each benchmark, and the
+/// ratio of the first benchmark to each of the others.
+pub fn print_ratios(title: &str, group: &str, names: &[&str], parameters: &[String]) {
+    println!("\n{title}");
+    let ours = names[0];
+    let mut header = String::from("| input |");
+    for name in names {
+        header += &format!(" {name} |");
+    }
+    for name in &names[1..] {
+        header += &format!(" {ours} / {name} |");
+    }
+    println!("{header}");
+    println!("|{}", "---|".repeat(1 + 2 * names.len() - 1));
+    for parameter in parameters {
+        let times: Option<Vec<f64>> = names.iter().map(|n| mean_ns(group, n, parameter)).collect();
+        let Some(times) = times else {
+            println!("| {parameter} | not measured in this run |");
+            continue;
+        };
+        let mut row = format!("| {parameter} |");
+        for t in &times {
+            row += &format!(" {:.3} ms |", t / 1e6);
+        }
+        for t in &times[1..] {
+            row += &format!(" {:.2}x |", times[0] / t);
+        }
+        println!("{row}");
+    }
+}
