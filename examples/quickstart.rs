@@ -25,4 +25,34 @@ fn main() {
         Ok(bits) => println!("  {}", bits.into_data()),
         Err(err) => println!("  error: {err}"),
     }
+
+    // NonZeroCoordinates: DirectML's example, a [1, 1, 2, 4] f32 input with N = 3.
+    let x = Tensor::<4, Float>::from_data(
+        TensorData::new(
+            vec![1.0f32, 0.0, 0.0, 2.0, -0.0, 3.5, 0.0, -5.2],
+            [1, 1, 2, 4],
+        ),
+        &device,
+    );
+    println!(
+        "\nNonZeroCoordinates of [[1.0, 0.0, 0.0, 2.0], [-0.0, 3.5, 0.0, -5.2]] ([1, 1, 2, 4], N = 3)"
+    );
+    let options = NonZeroOptions {
+        width: Some(3),
+        fill: Some(-1),
+        ..Default::default()
+    };
+    let nz = x
+        .nonzero_coordinates_with(options)
+        .expect("width 3 is within 2..=4");
+    println!(
+        "  padded, no host sync (fill -1): count {}",
+        nz.count.clone().into_data()
+    );
+    println!(
+        "  coordinates [8, 3]: {}",
+        nz.coordinates.clone().into_data()
+    );
+    println!("  exact (reads the count once; expected [[0,0,0],[0,0,3],[0,1,1],[0,1,3]]):");
+    println!("  {}", nz.into_exact().into_data());
 }

@@ -32,29 +32,10 @@ fn count_lanes<I: Int, N: Size>(value: Vector<I, N>, #[comptime] ignore_sign: bo
     count
 }
 
-/// The number of non-zero elements among the `per_unit` consecutive vectors from `first`
-/// (vectors past `vectors` count zero).
-#[cube]
-fn count_run<I: Int, N: Size>(
-    input: &[Vector<I, N>],
-    first: usize,
-    vectors: usize,
-    #[comptime] per_unit: usize,
-    #[comptime] ignore_sign: bool,
-) -> u32 {
-    let mut count = 0u32;
-    #[unroll]
-    for k in 0..per_unit {
-        let index = first + k;
-        if index < vectors {
-            count += count_lanes::<I, N>(input[index], ignore_sign);
-        }
-    }
-    count
-}
-
-/// Step 1: `tile_counts[t]` = number of non-zero elements in tile `t`, whose unit `u` holds the
-/// `per_unit` consecutive vectors from `(t * cube_size + u) * per_unit`.
+/// Step 1: `tile_counts[t]` = number of non-zero elements in tile `t`. A tile is `per_unit`
+/// rows of `cube_size` consecutive vectors; unit `u` holds vector `u` of every row, so
+/// neighbouring units read neighbouring vectors (coalesced on GPUs, contiguous SIMD loads on CPU
+/// drivers).
 #[cube(launch_unchecked, address_type = "dynamic")]
 pub fn nonzero_tile_counts<I: Int, N: Size>(
     input: &[Vector<I, N>],
@@ -67,10 +48,16 @@ pub fn nonzero_tile_counts<I: Int, N: Size>(
     #[define(I)] _input: ElemType,
 ) {
     let tile = CUBE_POS;
-    let first = (tile * cube_size + UNIT_POS as usize) * per_unit;
+    let base = tile * cube_size * per_unit + UNIT_POS as usize;
     let mut count = 0u32;
     if tile < tiles {
-        count = count_run::<I, N>(input, first, vectors, per_unit, ignore_sign);
+        #[unroll]
+        for k in 0..per_unit {
+            let index = base + k * cube_size;
+            if index < vectors {
+                count += count_lanes::<I, N>(input[index], ignore_sign);
+            }
+        }
     }
     let total = cube_inclusive_sum(count, cube_size);
     if tile < tiles && UNIT_POS as usize == cube_size - 1 {
@@ -113,9 +100,10 @@ pub fn nonzero_scan_tiles<O: Int>(
     }
 }
 
-/// Step 3: each unit writes the coordinates of the non-zero elements of its run of vectors, in
-/// element order, from row `tile_offsets[tile] + (non-zeros of the units before it in the
-/// tile)`. Units and runs are laid out as in [`nonzero_tile_counts`].
+/// Step 3: each unit writes the coordinates of the non-zero elements of its vectors (laid out
+/// as in [`nonzero_tile_counts`]) at their rows: `tile_offsets[tile]` plus the number of
+/// non-zero elements before the vector in the tile, from a scan of every vector's count in
+/// element order in shared memory.
 ///
 /// `dims` holds the sizes of the last `width` dimensions of the input; row `r` of the output is
 /// `coordinates[r * width..(r + 1) * width]`.
@@ -134,30 +122,55 @@ pub fn nonzero_write_coordinates<I: Int, O: Int, N: Size>(
     #[define(I, O)] _types: [ElemType; 2],
 ) {
     let tile = CUBE_POS;
-    let first = (tile * cube_size + UNIT_POS as usize) * per_unit;
-    let mut count = 0u32;
-    if tile < tiles {
-        count = count_run::<I, N>(input, first, vectors, per_unit, ignore_sign);
+    let unit = UNIT_POS as usize;
+    let base = tile * cube_size * per_unit + unit;
+    // offsets[k * cube_size + u]: first the count, then the exclusive offset within the tile,
+    // of vector `u` of row `k`; that index order is element order.
+    let mut offsets = Shared::<[u32]>::new_slice(comptime!(cube_size * per_unit));
+    #[unroll]
+    for k in 0..per_unit {
+        let index = base + k * cube_size;
+        let mut count = 0u32;
+        if tile < tiles && index < vectors {
+            count = count_lanes::<I, N>(input[index], ignore_sign);
+        }
+        offsets[k * cube_size + unit] = count;
     }
-    let inclusive = cube_inclusive_sum(count, cube_size);
-    if tile < tiles && count > 0 {
-        let mut row = (tile_offsets[tile] + inclusive - count) as usize;
+    sync_cube();
+    // Raking: each unit scans `per_unit` consecutive entries, the cube scans the run totals.
+    let start = unit * per_unit;
+    let mut running = 0u32;
+    #[unroll]
+    for i in 0..per_unit {
+        let count = offsets[start + i];
+        offsets[start + i] = running;
+        running += count;
+    }
+    let run_offset = cube_inclusive_sum(running, cube_size) - running;
+    #[unroll]
+    for i in 0..per_unit {
+        offsets[start + i] += run_offset;
+    }
+    sync_cube();
+    if tile < tiles {
+        let tile_offset = tile_offsets[tile] as usize;
         for k in 0..per_unit {
-            let index = first + k;
+            let index = base + k * cube_size;
             if index < vectors {
                 let value = input[index];
                 let flags = non_zero_lanes::<I, N>(value, ignore_sign);
                 let lanes = value.vector_size().comptime();
+                let mut row = tile_offset + offsets[k * cube_size + unit] as usize;
                 #[unroll]
                 for lane in 0..lanes {
                     if flags.extract(lane) != 0 {
                         let mut flat = index * lanes + lane;
-                        let base = row * width;
+                        let base_out = row * width;
                         #[unroll]
                         for d in 0..width {
                             let axis = comptime!(width - 1 - d);
                             let size = dims[axis] as usize;
-                            coordinates[base + axis] = O::cast_from(flat % size);
+                            coordinates[base_out + axis] = O::cast_from(flat % size);
                             flat /= size;
                         }
                         row += 1;

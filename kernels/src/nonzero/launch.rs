@@ -12,8 +12,9 @@ use crate::{KernelError, StorageWidth};
 
 /// Units per cube in every kernel of the compaction (a power of two).
 const CUBE_SIZE: usize = 256;
-/// Consecutive vectors each unit handles in the tile kernels: a tile is
-/// `CUBE_SIZE * PER_UNIT` vectors, which amortises the barriers of the cube-wide scan.
+/// Vectors each unit handles in the tile kernels: a tile is `PER_UNIT` rows of `CUBE_SIZE`
+/// vectors, which amortises the barriers of the cube-wide scan. The write kernel keeps one
+/// `u32` per vector of the tile in shared memory (16 KiB).
 const PER_UNIT: usize = 16;
 
 /// Which bits make an element non-zero.

@@ -4,13 +4,13 @@
 //! The design is reduce-then-scan, built from cube-wide shared-memory scans so that it needs no
 //! plane (subgroup) operations:
 //!
-//! 1. [`nonzero_tile_counts`]: each cube counts the non-zero elements of its tile (one vector per
-//!    unit) and writes the count.
+//! 1. [`nonzero_tile_counts`]: each cube counts the non-zero elements of its tile (rows of one
+//!    vector per unit, so reads are coalesced) and writes the count.
 //! 2. [`nonzero_scan_tiles`]: one cube turns the tile counts into exclusive tile offsets and
 //!    writes the total into the `count` output.
-//! 3. [`nonzero_write_coordinates`]: each cube re-reads its tile, scans its units' counts, and
-//!    each unit writes the coordinates of its non-zero elements at its offset, unravelling the
-//!    flat index into the last `width` dimensions.
+//! 3. [`nonzero_write_coordinates`]: each cube re-reads its tile, scans every vector's count in
+//!    element order in shared memory, and each unit writes the coordinates of its non-zero
+//!    elements at their rows, unravelling the flat index into the last `width` dimensions.
 //! 4. [`nonzero_fill_padding`] (only when asked): writes a fill value into every row at or past
 //!    the count, which it reads on the device.
 //!
