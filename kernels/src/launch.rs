@@ -8,6 +8,18 @@ use cubecl::prelude::*;
 
 /// The storage width of one element, in bytes: what a kernel that only looks at raw bits needs
 /// to know about a dtype.
+///
+/// ```
+/// use burn_dml_ops_kernels::StorageWidth;
+/// use cubecl::ir::{ElemType, UIntKind};
+///
+/// // An f16 buffer is read as u16: the bits, not the value.
+/// let width = StorageWidth::from_bytes(size_of::<half::f16>()).unwrap();
+/// assert_eq!(width, StorageWidth::W16);
+/// assert_eq!(width.unsigned(), ElemType::UInt(UIntKind::U16));
+/// assert_eq!(width.bytes(), 2);
+/// assert_eq!(StorageWidth::from_bytes(3), None);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum StorageWidth {
     /// 8-bit elements (`u8`, `i8`).

@@ -45,7 +45,7 @@ pub fn nonzero_tile_counts<I: Int, N: Size>(
     #[comptime] ignore_sign: bool,
     #[comptime] cube_size: usize,
     #[comptime] per_unit: usize,
-    #[define(I)] _input: ElemType,
+    #[define(I)] _input_type: ElemType,
 ) {
     let tile = CUBE_POS;
     let base = tile * cube_size * per_unit + UNIT_POS as usize;
@@ -65,6 +65,8 @@ pub fn nonzero_tile_counts<I: Int, N: Size>(
     }
 }
 
+// `#[cube]` code has ranges but no iterator adapters.
+#[allow(clippy::needless_range_loop)]
 /// Step 2, one cube: `tile_offsets[t]` = sum of `tile_counts[..t]`, and `count[0]` = the sum of
 /// all of them. Each unit scans a contiguous chunk of `chunk` tiles.
 #[cube(launch_unchecked, address_type = "dynamic")]
@@ -75,7 +77,7 @@ pub fn nonzero_scan_tiles<O: Int>(
     tiles: usize,
     chunk: usize,
     #[comptime] cube_size: usize,
-    #[define(O)] _output: ElemType,
+    #[define(O)] _output_type: ElemType,
 ) {
     let mut start = UNIT_POS as usize * chunk;
     let mut end = start + chunk;
@@ -189,7 +191,7 @@ pub fn nonzero_fill_padding<O: Int>(
     fill: InputScalar,
     elements: usize,
     #[comptime] width: usize,
-    #[define(O)] _output: ElemType,
+    #[define(O)] _output_type: ElemType,
 ) {
     let position = ABSOLUTE_POS;
     if position >= elements {
