@@ -4,7 +4,7 @@ use burn::backend::{
     Backend, TensorMetadata, backend_extension,
     tensor::{BoolTensor, FloatTensor, IntTensor},
 };
-use burn::tensor::{IntDType, read_sync};
+use burn::tensor::{IntDType, TensorData, read_sync};
 
 use crate::reference;
 
@@ -56,11 +56,7 @@ pub trait DmlOps: Backend {
     ) -> (IntTensor<Self>, IntTensor<Self>) {
         let device = input.device();
         let data = read_sync(Self::float_into_data(input)).expect("NonZeroCoordinates: reading");
-        let (count, coordinates) = reference::nonzero_coordinates(&data, width, fill, out_dtype);
-        (
-            Self::int_from_data(count, &device),
-            Self::int_from_data(coordinates, &device),
-        )
+        nonzero_on_host::<Self>(&data, &device, width, fill, out_dtype)
     }
 
     /// [`float_nonzero_coordinates`](Self::float_nonzero_coordinates) for Int tensors (`v != 0`).
@@ -73,11 +69,7 @@ pub trait DmlOps: Backend {
     ) -> (IntTensor<Self>, IntTensor<Self>) {
         let device = input.device();
         let data = read_sync(Self::int_into_data(input)).expect("NonZeroCoordinates: reading");
-        let (count, coordinates) = reference::nonzero_coordinates(&data, width, fill, out_dtype);
-        (
-            Self::int_from_data(count, &device),
-            Self::int_from_data(coordinates, &device),
-        )
+        nonzero_on_host::<Self>(&data, &device, width, fill, out_dtype)
     }
 
     /// [`float_nonzero_coordinates`](Self::float_nonzero_coordinates) for Bool tensors
@@ -91,12 +83,23 @@ pub trait DmlOps: Backend {
     ) -> (IntTensor<Self>, IntTensor<Self>) {
         let device = input.device();
         let data = read_sync(Self::bool_into_data(input)).expect("NonZeroCoordinates: reading");
-        let (count, coordinates) = reference::nonzero_coordinates(&data, width, fill, out_dtype);
-        (
-            Self::int_from_data(count, &device),
-            Self::int_from_data(coordinates, &device),
-        )
+        nonzero_on_host::<Self>(&data, &device, width, fill, out_dtype)
     }
+}
+
+/// The NonZeroCoordinates reference on host data, its two outputs uploaded to `device`.
+fn nonzero_on_host<B: Backend>(
+    data: &TensorData,
+    device: &B::Device,
+    width: usize,
+    fill: Option<i64>,
+    out_dtype: IntDType,
+) -> (IntTensor<B>, IntTensor<B>) {
+    let (count, coordinates) = reference::nonzero_coordinates(data, width, fill, out_dtype);
+    (
+        B::int_from_data(count, device),
+        B::int_from_data(coordinates, device),
+    )
 }
 
 /// Output metadata of the NonZeroCoordinates methods: fixed DirectML shapes, `[1]` and
