@@ -63,3 +63,23 @@ fn unfused_float_kernel_counts_raw_bits() {
     assert_eq!(to_i64(&data), expected);
     assert_eq!(expected, vec![7, 1, 9, 8, 3]);
 }
+
+#[test]
+fn unfused_nonzero_coordinates_with_fill() {
+    let device = cube_device();
+    // [3, 5] with non-zeros at flat 1, 7, 13, 14.
+    let mut values = vec![0i32; 15];
+    for flat in [1, 7, 13, 14] {
+        values[flat] = flat as i32;
+    }
+    let input = CubeBackend::int_from_data(TensorData::new(values, [3, 5]), &device);
+    let (count, coordinates) =
+        <CubeBackend as DmlOps>::int_nonzero_coordinates(input, 2, Some(-3), IntDType::I32);
+    let count = read_sync(CubeBackend::int_into_data(count)).expect("read the count");
+    let coordinates = read_sync(CubeBackend::int_into_data(coordinates)).expect("read the rows");
+    assert_eq!(to_i64(&count), vec![4]);
+    assert_eq!(coordinates.shape().to_vec(), vec![15, 2]);
+    let mut expected = vec![0, 1, 1, 2, 2, 3, 2, 4];
+    expected.extend([-3; 22]);
+    assert_eq!(to_i64(&coordinates), expected);
+}
