@@ -97,8 +97,8 @@ pub trait NonZeroExt {
     /// # Errors
     ///
     /// [`DmlOpsError::InvalidArgument`] for a width outside `effective_rank..=rank`, a `fill`
-    /// the output dtype cannot hold, or an input with more elements than the output dtype can
-    /// count; [`DmlOpsError::UnsupportedDType`] for an input or output dtype the device cannot
+    /// the output dtype cannot hold, an input with more elements than the output dtype can
+    /// count, or one of more than `u32::MAX` elements (not supported yet); [`DmlOpsError::UnsupportedDType`] for an input or output dtype the device cannot
     /// hold.
     fn nonzero_coordinates_with(
         self,
@@ -193,6 +193,14 @@ fn check(
         return Err(invalid(format!(
             "an input of shape {shape:?} has {numel} elements, more than the output dtype \
              {out_dtype:?} can count; pass `out_dtype: Some(IntDType::I64)` in NonZeroOptions"
+        )));
+    }
+    if u32::try_from(numel).is_err() {
+        return Err(invalid(format!(
+            "an input of shape {shape:?} has {numel} elements; the compaction's tile offsets \
+             are 32-bit, so inputs of more than {} elements are not supported yet: split the \
+             input along its first dimension",
+            u32::MAX
         )));
     }
     if let Some(fill) = options.fill
