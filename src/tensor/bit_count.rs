@@ -1,9 +1,9 @@
 //! `BitCountExt`: DirectML's `ELEMENT_WISE_BIT_COUNT` on Int and Float tensors.
 
 use burn::backend::Dispatch;
-use burn::tensor::{DType, Device, Float, Int, IntDType, Tensor};
+use burn::tensor::{Float, Int, IntDType, Tensor};
 
-use super::support::{STORAGE_HINT, can_store, unsigned_of_width, unsupported};
+use super::support::check_raw_bits_io;
 use crate::{DmlOps, DmlOpsError};
 
 const OPERATOR: &str = "BitCount";
@@ -47,72 +47,23 @@ pub trait BitCountExt<const D: usize> {
     fn bit_count_as(self, out_dtype: IntDType) -> Result<Tensor<D, Int>, DmlOpsError>;
 }
 
-impl<const D: usize> BitCountExt<D> for Tensor<D, Int> {
-    fn bit_count(self) -> Tensor<D, Int> {
-        let out_dtype = self.device().settings().int_dtype;
-        self.bit_count_as(out_dtype)
-            .unwrap_or_else(|err| panic!("{err}"))
-    }
+macro_rules! impl_bit_count {
+    ($kind:ty, $method:ident) => {
+        impl<const D: usize> BitCountExt<D> for Tensor<D, $kind> {
+            fn bit_count(self) -> Tensor<D, Int> {
+                let out_dtype = self.device().settings().int_dtype;
+                self.bit_count_as(out_dtype)
+                    .unwrap_or_else(|err| panic!("{err}"))
+            }
 
-    fn bit_count_as(self, out_dtype: IntDType) -> Result<Tensor<D, Int>, DmlOpsError> {
-        check(&self.device(), self.dtype(), out_dtype)?;
-        let output = <Dispatch as DmlOps>::int_bit_count(self.into_dispatch(), out_dtype);
-        Ok(Tensor::from_dispatch(output))
-    }
+            fn bit_count_as(self, out_dtype: IntDType) -> Result<Tensor<D, Int>, DmlOpsError> {
+                check_raw_bits_io(OPERATOR, &self.device(), self.dtype(), out_dtype)?;
+                let output = <Dispatch as DmlOps>::$method(self.into_dispatch(), out_dtype);
+                Ok(Tensor::from_dispatch(output))
+            }
+        }
+    };
 }
 
-impl<const D: usize> BitCountExt<D> for Tensor<D, Float> {
-    fn bit_count(self) -> Tensor<D, Int> {
-        let out_dtype = self.device().settings().int_dtype;
-        self.bit_count_as(out_dtype)
-            .unwrap_or_else(|err| panic!("{err}"))
-    }
-
-    fn bit_count_as(self, out_dtype: IntDType) -> Result<Tensor<D, Int>, DmlOpsError> {
-        check(&self.device(), self.dtype(), out_dtype)?;
-        let output = <Dispatch as DmlOps>::float_bit_count(self.into_dispatch(), out_dtype);
-        Ok(Tensor::from_dispatch(output))
-    }
-}
-
-/// Checks that `device` can run BitCount from `input` to `out_dtype`.
-fn check(device: &Device, input: DType, out_dtype: IntDType) -> Result<(), DmlOpsError> {
-    if let DType::QFloat(_) = input {
-        return Err(unsupported(
-            OPERATOR,
-            input,
-            device,
-            "a quantized tensor packs its values with a shared scale, so its elements have no \
-             encoding of their own to count; dequantize it first",
-        ));
-    }
-    let bits = unsigned_of_width(input.size()).ok_or_else(|| {
-        unsupported(
-            OPERATOR,
-            input,
-            device,
-            "the element width is not 8, 16, 32 or 64 bits",
-        )
-    })?;
-    if !can_store(device, input) {
-        return Err(unsupported(OPERATOR, input, device, STORAGE_HINT));
-    }
-    if !can_store(device, bits) {
-        return Err(unsupported(
-            OPERATOR,
-            input,
-            device,
-            format!("the kernel reads the input's bits as {bits:?}, and {STORAGE_HINT}"),
-        ));
-    }
-    let out = DType::from(out_dtype);
-    if !can_store(device, out) {
-        return Err(unsupported(
-            OPERATOR,
-            out,
-            device,
-            format!("it was asked for as the output dtype, and {STORAGE_HINT}"),
-        ));
-    }
-    Ok(())
-}
+impl_bit_count!(Int, int_bit_count);
+impl_bit_count!(Float, float_bit_count);

@@ -3,7 +3,7 @@
 use burn::backend::Dispatch;
 use burn::tensor::{Bool, DType, Device, Float, Int, IntDType, Tensor};
 
-use super::support::{STORAGE_HINT, can_store, unsigned_of_width, unsupported};
+use super::support::check_raw_bits_io;
 use crate::{DmlOps, DmlOpsError};
 
 const OPERATOR: &str = "NonZeroCoordinates";
@@ -210,35 +210,6 @@ fn check(
             "fill value {fill} does not fit the output dtype {out_dtype:?}"
         )));
     }
-    if let DType::QFloat(_) = dtype {
-        return Err(unsupported(
-            OPERATOR,
-            dtype,
-            device,
-            "dequantize the tensor first",
-        ));
-    }
-    let bits = unsigned_of_width(dtype.size()).ok_or_else(|| {
-        unsupported(
-            OPERATOR,
-            dtype,
-            device,
-            "the element width is not 8, 16, 32 or 64 bits",
-        )
-    })?;
-    for (needed, role) in [
-        (dtype, "the input"),
-        (bits, "the kernel's view of the input bits"),
-        (DType::from(out_dtype), "the output"),
-    ] {
-        if !can_store(device, needed) {
-            return Err(unsupported(
-                OPERATOR,
-                needed,
-                device,
-                format!("{role} needs it, and {STORAGE_HINT}"),
-            ));
-        }
-    }
+    check_raw_bits_io(OPERATOR, device, dtype, out_dtype)?;
     Ok((width, out_dtype))
 }

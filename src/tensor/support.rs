@@ -1,18 +1,18 @@
 //! Which dtypes a device can hold, asked through Burn's dispatch backend.
 
 use burn::backend::{Backend, DTypeUsage, Dispatch};
-use burn::tensor::{DType, Device};
+use burn::tensor::{DType, Device, IntDType};
 
 use crate::DmlOpsError;
 
 /// Whether `device` can store tensors of `dtype` in its memory and bind them in kernels.
-pub(crate) fn can_store(device: &Device, dtype: DType) -> bool {
+fn can_store(device: &Device, dtype: DType) -> bool {
     <Dispatch as Backend>::dtype_usage(device.as_dispatch(), dtype).contains(DTypeUsage::Storage)
 }
 
 /// The unsigned integer dtype of `bytes` bytes: how a kernel that looks only at raw bits reads
 /// a buffer.
-pub(crate) fn unsigned_of_width(bytes: usize) -> Option<DType> {
+fn unsigned_of_width(bytes: usize) -> Option<DType> {
     match bytes {
         1 => Some(DType::U8),
         2 => Some(DType::U16),
@@ -23,7 +23,7 @@ pub(crate) fn unsigned_of_width(bytes: usize) -> Option<DType> {
 }
 
 /// The error for `dtype` on `device`, for `operator`.
-pub(crate) fn unsupported(
+fn unsupported(
     operator: &'static str,
     dtype: DType,
     device: &Device,
@@ -38,7 +38,55 @@ pub(crate) fn unsupported(
 }
 
 /// What to tell a user whose device lacks a dtype.
-pub(crate) const STORAGE_HINT: &str = "this device cannot store it (WGSL, the default wgpu \
+const STORAGE_HINT: &str = "this device cannot store it (WGSL, the default wgpu \
     shader path, holds only 32-bit types plus i64/u64/f16 where the adapter allows; build with \
     the `vulkan` feature and use `Device::vulkan(..)` for 8- and 16-bit types, or cast the \
     tensor first)";
+
+/// Checks that `device` can run a kernel that reads `input`'s raw bits (as the unsigned integer
+/// of the same width) and writes `output`: both operators' dtype rule.
+pub(crate) fn check_raw_bits_io(
+    operator: &'static str,
+    device: &Device,
+    input: DType,
+    output: IntDType,
+) -> Result<(), DmlOpsError> {
+    if let DType::QFloat(_) = input {
+        return Err(unsupported(
+            operator,
+            input,
+            device,
+            "a quantized tensor packs its values with a shared scale, so its elements have no \
+             encoding of their own; dequantize it first",
+        ));
+    }
+    let bits = unsigned_of_width(input.size()).ok_or_else(|| {
+        unsupported(
+            operator,
+            input,
+            device,
+            "the element width is not 8, 16, 32 or 64 bits",
+        )
+    })?;
+    if !can_store(device, input) {
+        return Err(unsupported(operator, input, device, STORAGE_HINT));
+    }
+    if !can_store(device, bits) {
+        return Err(unsupported(
+            operator,
+            input,
+            device,
+            format!("the kernel reads its bits as {bits:?}, and {STORAGE_HINT}"),
+        ));
+    }
+    let output = DType::from(output);
+    if !can_store(device, output) {
+        return Err(unsupported(
+            operator,
+            output,
+            device,
+            format!("it was asked for as the output dtype, and {STORAGE_HINT}"),
+        ));
+    }
+    Ok(())
+}
