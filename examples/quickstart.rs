@@ -55,4 +55,40 @@ fn main() {
     );
     println!("  exact (reads the count once; expected [[0,0,0],[0,0,3],[0,1,1],[0,1,3]]):");
     println!("  {}", nz.into_exact().into_data());
+
+    // ScatterND: the spec's examples, with negative indices and a reduction on duplicates.
+    let input = Tensor::<1, Float>::from_data([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0], &device);
+    let updates = Tensor::<1, Float>::from_data([9.0, 10.0, 11.0, 12.0], &device);
+    println!("\nScatterND of [1..=8] at [[4], [3], [1], [7]] and at [[-4], [-5], [-7], [-1]]");
+    println!("  (expected [1, 11, 3, 10, 9, 6, 7, 12] both times)");
+    for indices in [[[4], [3], [1], [7]], [[-4], [-5], [-7], [-1]]] {
+        let indices = Tensor::<2, Int>::from_data(indices, &device);
+        let output = input.clone().scatter_nd_update(indices, updates.clone());
+        println!("  {}", output.into_data());
+    }
+    let zeros = Tensor::<2, Float>::zeros([2, 3], &device);
+    let indices = Tensor::<2, Int>::from_data([[0, 1], [0, 1]], &device);
+    let updates = Tensor::<1, Float>::from_data([5.0, 3.0], &device);
+    let options = ScatterNdOptions {
+        reduction: Reduction::Add,
+        ..Default::default()
+    };
+    println!(
+        "ScatterND Add of [5, 3] at [[0, 1], [0, 1]] into zeros [2, 3]  (expected [[0, 8, 0], [0, 0, 0]])"
+    );
+    let output = zeros
+        .try_scatter_nd(indices, updates, options)
+        .expect("the shapes match");
+    println!("  {}", output.into_data());
+    let strict = ScatterNdOptions {
+        out_of_bounds: OutOfBounds::Error,
+        ..Default::default()
+    };
+    let bad = Tensor::<2, Int>::from_data([[8]], &device);
+    let one = Tensor::<1, Float>::from_data([0.0], &device);
+    println!("ScatterND with OutOfBounds::Error and index 8 into 8 elements  (expected an error)");
+    match input.try_scatter_nd(bad, one, strict) {
+        Ok(output) => println!("  unexpected output {}", output.into_data()),
+        Err(err) => println!("  error: {err}"),
+    }
 }

@@ -38,10 +38,16 @@ mod tensor;
 
 pub use error::DmlOpsError;
 pub use ops::DmlOps;
-pub use tensor::{BitCountExt, NonZeroCoordinates, NonZeroExt, NonZeroOptions};
+pub use tensor::{
+    BitCountExt, NonZeroCoordinates, NonZeroExt, NonZeroOptions, OutOfBounds, Reduction,
+    ScatterNdExt, ScatterNdOptions,
+};
 
 /// Everything model code needs: `use burn_dml_ops::prelude::*;`.
 pub mod prelude {
     pub use crate::error::DmlOpsError;
-    pub use crate::tensor::{BitCountExt, NonZeroCoordinates, NonZeroExt, NonZeroOptions};
+    pub use crate::tensor::{
+        BitCountExt, NonZeroCoordinates, NonZeroExt, NonZeroOptions, OutOfBounds, Reduction,
+        ScatterNdExt, ScatterNdOptions,
+    };
 }

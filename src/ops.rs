@@ -7,6 +7,7 @@ use burn::backend::{
 use burn::tensor::{IntDType, TensorData, read_sync};
 
 use crate::reference;
+use crate::tensor::{OutOfBounds, Reduction};
 
 /// The crate's operators at the backend level, over Burn's tensor primitives.
 ///
@@ -84,6 +85,64 @@ pub trait DmlOps: Backend {
         let device = input.device();
         let data = read_sync(Self::bool_into_data(input)).expect("NonZeroCoordinates: reading");
         nonzero_on_host::<Self>(&data, &device, width, fill, out_dtype)
+    }
+
+    /// ScatterND on a Float tensor: a copy of `input` (in place when its buffer is not shared)
+    /// with the rows of `updates` combined, by `reduction`, into the slices that the index
+    /// tuples of `indices` (`[..., k]`, `1 <= k <= rank`) address in the first `k` dimensions.
+    /// `updates` has `indices.numel() / k * prod(input.shape[k..])` elements in row order.
+    /// Negative indices count from the end once; tuples still out of range are clamped with
+    /// `OutOfBounds::Clamp` and dropped otherwise (`Error` is checked by the tensor extension
+    /// trait and acts as `Skip` here).
+    #[fusion(dtype = input, shape = input)]
+    fn float_scatter_nd(
+        input: FloatTensor<Self>,
+        indices: IntTensor<Self>,
+        updates: FloatTensor<Self>,
+        reduction: Reduction,
+        out_of_bounds: OutOfBounds,
+    ) -> FloatTensor<Self> {
+        let device = input.device();
+        let input = read_sync(Self::float_into_data(input)).expect("ScatterND: reading input");
+        let updates = read_sync(Self::float_into_data(updates)).expect("ScatterND: reading");
+        let indices = read_sync(Self::int_into_data(indices)).expect("ScatterND: reading");
+        let output = reference::scatter_nd(&input, &indices, &updates, reduction, out_of_bounds);
+        Self::float_from_data(output, &device)
+    }
+
+    /// [`float_scatter_nd`](Self::float_scatter_nd) for Int tensors.
+    #[fusion(dtype = input, shape = input)]
+    fn int_scatter_nd(
+        input: IntTensor<Self>,
+        indices: IntTensor<Self>,
+        updates: IntTensor<Self>,
+        reduction: Reduction,
+        out_of_bounds: OutOfBounds,
+    ) -> IntTensor<Self> {
+        let device = input.device();
+        let input = read_sync(Self::int_into_data(input)).expect("ScatterND: reading input");
+        let updates = read_sync(Self::int_into_data(updates)).expect("ScatterND: reading");
+        let indices = read_sync(Self::int_into_data(indices)).expect("ScatterND: reading");
+        let output = reference::scatter_nd(&input, &indices, &updates, reduction, out_of_bounds);
+        Self::int_from_data(output, &device)
+    }
+
+    /// [`float_scatter_nd`](Self::float_scatter_nd) for Bool tensors (`Reduction::Assign`
+    /// only).
+    #[fusion(dtype = input, shape = input)]
+    fn bool_scatter_nd(
+        input: BoolTensor<Self>,
+        indices: IntTensor<Self>,
+        updates: BoolTensor<Self>,
+        reduction: Reduction,
+        out_of_bounds: OutOfBounds,
+    ) -> BoolTensor<Self> {
+        let device = input.device();
+        let input = read_sync(Self::bool_into_data(input)).expect("ScatterND: reading input");
+        let updates = read_sync(Self::bool_into_data(updates)).expect("ScatterND: reading");
+        let indices = read_sync(Self::int_into_data(indices)).expect("ScatterND: reading");
+        let output = reference::scatter_nd(&input, &indices, &updates, reduction, out_of_bounds);
+        Self::bool_from_data(output, &device)
     }
 }
 

@@ -186,3 +186,37 @@ pub(crate) fn elementwise_geometry(client: &Client, units: usize) -> (CubeCount,
     let cube_count = cubecl::calculate_cube_count_elemwise(client, units, cube_dim);
     (cube_count, cube_dim)
 }
+
+/// Splits `len` elements into whole vectors of `vector` lanes and a tail, calling
+/// `launch(vector_size, first, units)` for each non-empty part: `first` and `units` count in
+/// vectors of that size.
+pub(crate) fn launch_vectors_then_tail(
+    len: usize,
+    vector: usize,
+    mut launch: impl FnMut(usize, usize, usize),
+) {
+    let whole = len / vector;
+    if whole > 0 {
+        launch(vector, 0, whole);
+    }
+    let tail = len - whole * vector;
+    if tail > 0 {
+        launch(1, whole * vector, tail);
+    }
+}
+
+/// The element type a kernel that only moves bits should bind for data of `elem`: `elem` itself
+/// when the runtime binds it (f16 on WGSL has no u16 to stand in for it), otherwise the unsigned
+/// integer of its width (bools, whatever the runtime stores them as).
+pub(crate) fn bits_elem(client: &Client, elem: ElemType) -> Result<ElemType, KernelError> {
+    let numeric = matches!(
+        elem,
+        ElemType::Int(_) | ElemType::UInt(_) | ElemType::Float(_)
+    );
+    if numeric && can_bind(client, elem) {
+        return Ok(elem);
+    }
+    StorageWidth::from_bytes(elem.size())
+        .map(StorageWidth::unsigned)
+        .ok_or(KernelError::UnsupportedType { elem, role: "data" })
+}

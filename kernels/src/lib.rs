@@ -6,11 +6,15 @@
 //!
 //! | module | operator |
 //! |---|---|
+//! | [`copy`] | a plain copy of a buffer's bits (ScatterND's out-of-place path, the benchmarks' floor) |
 //! | [`bit_count`] | DirectML `ELEMENT_WISE_BIT_COUNT`: population count of each element's raw bits |
 //! | [`nonzero`] | DirectML `NONZERO_COORDINATES`: coordinates of the non-zero elements, on the device |
+//! | [`scatter_nd`] | DirectML `SCATTER_ND` plus ONNX reductions: safe indices, no lost updates |
 
 pub mod bit_count;
+pub mod copy;
 mod launch;
 pub mod nonzero;
+pub mod scatter_nd;
 
 pub use launch::{KernelError, StorageWidth};

@@ -8,11 +8,16 @@ use burn_cubecl::kernel::into_contiguous;
 use burn_cubecl::ops::numeric::empty_device_dtype;
 use burn_cubecl::tensor::CubeTensor;
 use burn_cubecl::{CubeBackend, CubeDevice};
+use burn_dml_ops_kernels::copy::launch_copy;
 use burn_dml_ops_kernels::nonzero::{NonZeroPredicate, launch_nonzero_coordinates};
+use burn_dml_ops_kernels::scatter_nd::{
+    OutOfRange, ReduceOp, ScatterNdLayout, ScatterReduction, ScatterStrategy, launch_scatter_nd,
+    scatter_strategy,
+};
 use burn_dml_ops_kernels::{KernelError, StorageWidth, bit_count::launch_bit_count};
-use cubecl::ir::{ElemType, IntKind, UIntKind};
+use cubecl::ir::{ElemType, FloatKind, IntKind, UIntKind};
 
-use crate::DmlOps;
+use crate::{DmlOps, OutOfBounds, Reduction};
 
 impl DmlOps for CubeBackend {
     fn int_bit_count(input: IntTensor<Self>, out_dtype: IntDType) -> IntTensor<Self> {
@@ -50,19 +55,63 @@ impl DmlOps for CubeBackend {
     ) -> (IntTensor<Self>, IntTensor<Self>) {
         nonzero_coordinates(input, NonZeroPredicate::AnyBit, width, fill, out_dtype)
     }
+
+    fn float_scatter_nd(
+        input: FloatTensor<Self>,
+        indices: IntTensor<Self>,
+        updates: FloatTensor<Self>,
+        reduction: Reduction,
+        out_of_bounds: OutOfBounds,
+    ) -> FloatTensor<Self> {
+        scatter_nd(input, indices, updates, reduction, out_of_bounds)
+    }
+
+    fn int_scatter_nd(
+        input: IntTensor<Self>,
+        indices: IntTensor<Self>,
+        updates: IntTensor<Self>,
+        reduction: Reduction,
+        out_of_bounds: OutOfBounds,
+    ) -> IntTensor<Self> {
+        scatter_nd(input, indices, updates, reduction, out_of_bounds)
+    }
+
+    fn bool_scatter_nd(
+        input: BoolTensor<Self>,
+        indices: IntTensor<Self>,
+        updates: BoolTensor<Self>,
+        reduction: Reduction,
+        out_of_bounds: OutOfBounds,
+    ) -> BoolTensor<Self> {
+        scatter_nd(input, indices, updates, reduction, out_of_bounds)
+    }
 }
 
 /// The kernel's element type for an Int dtype.
 fn int_elem(dtype: IntDType) -> ElemType {
+    elem(DType::from(dtype))
+}
+
+/// The kernel's element type for a tensor dtype: bools (whatever Burn stores them as) become
+/// the unsigned integer of their width, since only ScatterND's `Assign` moves them, bit for bit.
+fn elem(dtype: DType) -> ElemType {
     match dtype {
-        IntDType::I64 => ElemType::Int(IntKind::I64),
-        IntDType::I32 => ElemType::Int(IntKind::I32),
-        IntDType::I16 => ElemType::Int(IntKind::I16),
-        IntDType::I8 => ElemType::Int(IntKind::I8),
-        IntDType::U64 => ElemType::UInt(UIntKind::U64),
-        IntDType::U32 => ElemType::UInt(UIntKind::U32),
-        IntDType::U16 => ElemType::UInt(UIntKind::U16),
-        IntDType::U8 => ElemType::UInt(UIntKind::U8),
+        DType::F64 => ElemType::Float(FloatKind::F64),
+        DType::F32 => ElemType::Float(FloatKind::F32),
+        DType::Flex32 => ElemType::Float(FloatKind::Flex32),
+        DType::F16 => ElemType::Float(FloatKind::F16),
+        DType::BF16 => ElemType::Float(FloatKind::BF16),
+        DType::I64 => ElemType::Int(IntKind::I64),
+        DType::I32 => ElemType::Int(IntKind::I32),
+        DType::I16 => ElemType::Int(IntKind::I16),
+        DType::I8 => ElemType::Int(IntKind::I8),
+        DType::U64 => ElemType::UInt(UIntKind::U64),
+        DType::U32 => ElemType::UInt(UIntKind::U32),
+        DType::U16 => ElemType::UInt(UIntKind::U16),
+        DType::U8 => ElemType::UInt(UIntKind::U8),
+        DType::Bool(_) | DType::QFloat(_) => StorageWidth::from_bytes(dtype.size())
+            .unwrap_or_else(|| panic!("{dtype:?} has no fixed element width"))
+            .unsigned(),
     }
 }
 
@@ -142,4 +191,101 @@ fn nonzero_coordinates(
     )
     .unwrap_or_else(|err| launch_failed("NonZeroCoordinates", &input.device, err));
     (count, coordinates)
+}
+
+/// Environment variable that forces the strategy of ScatterND reductions, for measuring them:
+/// `lists` or `atomic` (ignored where the runtime lacks the atomic operation).
+const STRATEGY_VARIABLE: &str = "BURN_DML_OPS_SCATTER_STRATEGY";
+
+/// The strategy for `reduction` on `data`: [`scatter_strategy`]'s choice unless
+/// [`STRATEGY_VARIABLE`] asks for another that works.
+fn pick_strategy(
+    client: &cubecl::prelude::Client,
+    data: ElemType,
+    reduction: ScatterReduction,
+) -> ScatterStrategy {
+    let auto = scatter_strategy(client, data, reduction);
+    match (auto, std::env::var(STRATEGY_VARIABLE).as_deref()) {
+        (ScatterStrategy::Store, _) => auto,
+        (_, Ok("lists")) => ScatterStrategy::Lists,
+        (_, Ok("atomic")) => ScatterStrategy::Atomic,
+        _ => auto,
+    }
+}
+
+fn scatter_nd(
+    input: CubeTensor,
+    indices: CubeTensor,
+    updates: CubeTensor,
+    reduction: Reduction,
+    out_of_bounds: OutOfBounds,
+) -> CubeTensor {
+    let input = into_contiguous(input);
+    let indices = into_contiguous(indices);
+    let updates = into_contiguous(updates);
+    let shape = input.shape();
+    let len = shape.num_elements();
+    // In place when nobody else holds the input's buffer, otherwise one copy.
+    let output = if input.can_mut() {
+        input
+    } else {
+        let output = empty_device_dtype(
+            input.client.clone(),
+            input.device.clone(),
+            shape.clone(),
+            input.dtype,
+        );
+        launch_copy(
+            &input.client,
+            input.handle.clone(),
+            output.handle.clone(),
+            elem(input.dtype),
+            len,
+        )
+        .unwrap_or_else(|err| launch_failed("ScatterND", &input.device, err));
+        output
+    };
+    let index_shape = indices.shape();
+    let k = index_shape[index_shape.num_dims() - 1];
+    let layout = ScatterNdLayout {
+        dims: &shape[..k],
+        rows: index_shape.num_elements() / k,
+        slice: shape[k..].iter().product(),
+    };
+    let reduction = match reduction {
+        Reduction::Assign => ScatterReduction::Assign,
+        Reduction::Add => ScatterReduction::Reduce(ReduceOp::Add),
+        Reduction::Mul => ScatterReduction::Reduce(ReduceOp::Mul),
+        Reduction::Min => ScatterReduction::Reduce(ReduceOp::Min),
+        Reduction::Max => ScatterReduction::Reduce(ReduceOp::Max),
+    };
+    let out_of_range = match out_of_bounds {
+        OutOfBounds::Clamp => OutOfRange::Clamp,
+        OutOfBounds::Skip | OutOfBounds::Error => OutOfRange::Skip,
+    };
+    let data_elem = elem(output.dtype);
+    let mut strategy = pick_strategy(&output.client, data_elem, reduction);
+    let launch = |strategy| {
+        launch_scatter_nd(
+            &output.client,
+            output.handle.clone(),
+            data_elem,
+            indices.handle.clone(),
+            elem(indices.dtype),
+            updates.handle.clone(),
+            layout,
+            reduction,
+            out_of_range,
+            strategy,
+        )
+    };
+    if let Err(err) = launch(strategy) {
+        if strategy != ScatterStrategy::Atomic {
+            launch_failed("ScatterND", &output.device, err);
+        }
+        // A forced atomic strategy the runtime lacks: the lists work everywhere.
+        strategy = ScatterStrategy::Lists;
+        launch(strategy).unwrap_or_else(|err| launch_failed("ScatterND", &output.device, err));
+    }
+    output
 }

@@ -3,6 +3,8 @@
 
 mod bit_count;
 mod nonzero;
+mod scatter_nd;
 
 pub(crate) use bit_count::bit_count;
 pub(crate) use nonzero::nonzero_coordinates;
+pub(crate) use scatter_nd::{index_values, resolve_index, scatter_nd};

@@ -3,7 +3,9 @@
 
 mod bit_count;
 mod nonzero;
+mod scatter_nd;
 mod support;
 
 pub use bit_count::BitCountExt;
 pub use nonzero::{NonZeroCoordinates, NonZeroExt, NonZeroOptions};
+pub use scatter_nd::{OutOfBounds, Reduction, ScatterNdExt, ScatterNdOptions};

@@ -43,42 +43,112 @@ const STORAGE_HINT: &str = "this device cannot store it (WGSL, the default wgpu 
     the `vulkan` feature and use `Device::vulkan(..)` for 8- and 16-bit types, or cast the \
     tensor first)";
 
+/// Whether `device` can compute with `dtype` (not only store it).
+fn can_compute(device: &Device, dtype: DType) -> bool {
+    <Dispatch as Backend>::dtype_usage(device.as_dispatch(), dtype).contains(DTypeUsage::Arithmetic)
+}
+
+/// The unsigned integer dtype of `dtype`'s width, after checking that `dtype` has a fixed-width
+/// encoding of its own (not quantized) and that `device` can store it.
+fn check_fixed_width(
+    operator: &'static str,
+    device: &Device,
+    dtype: DType,
+) -> Result<DType, DmlOpsError> {
+    if let DType::QFloat(_) = dtype {
+        return Err(unsupported(
+            operator,
+            dtype,
+            device,
+            "a quantized tensor packs its values with a shared scale, so its elements have no \
+             encoding of their own; dequantize it first",
+        ));
+    }
+    let bits = unsigned_of_width(dtype.size()).ok_or_else(|| {
+        unsupported(
+            operator,
+            dtype,
+            device,
+            "the element width is not 8, 16, 32 or 64 bits",
+        )
+    })?;
+    if !can_store(device, dtype) {
+        return Err(unsupported(operator, dtype, device, STORAGE_HINT));
+    }
+    Ok(bits)
+}
+
+/// Checks that `device` can hold `dtype` and bind its raw bits (the unsigned integer of the same
+/// width), which is how the kernels that count bits read it.
+fn check_raw_bits(
+    operator: &'static str,
+    device: &Device,
+    dtype: DType,
+) -> Result<(), DmlOpsError> {
+    let bits = check_fixed_width(operator, device, dtype)?;
+    if !can_store(device, bits) {
+        return Err(unsupported(
+            operator,
+            dtype,
+            device,
+            format!("the kernel reads its bits as {bits:?}, and {STORAGE_HINT}"),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks the data dtype of a scatter: bound as itself (bools as their raw bits), and with
+/// `arithmetic` (a reduction) also computed with.
+pub(crate) fn check_scatter_data_dtype(
+    operator: &'static str,
+    device: &Device,
+    dtype: DType,
+    arithmetic: bool,
+) -> Result<(), DmlOpsError> {
+    if dtype.is_bool() {
+        check_raw_bits(operator, device, dtype)?;
+    } else {
+        check_fixed_width(operator, device, dtype)?;
+    }
+    if arithmetic && !can_compute(device, dtype) {
+        return Err(unsupported(
+            operator,
+            dtype,
+            device,
+            "a reduction computes with it and this device has no arithmetic for it; cast the \
+             tensors to a wider dtype first",
+        ));
+    }
+    Ok(())
+}
+
+/// Checks that `device` can bind an index buffer of `dtype`.
+pub(crate) fn check_index_dtype(
+    operator: &'static str,
+    device: &Device,
+    dtype: DType,
+) -> Result<(), DmlOpsError> {
+    if can_store(device, dtype) {
+        Ok(())
+    } else {
+        Err(unsupported(
+            operator,
+            dtype,
+            device,
+            format!("it is the indices' dtype, and {STORAGE_HINT}"),
+        ))
+    }
+}
+
 /// Checks that `device` can run a kernel that reads `input`'s raw bits (as the unsigned integer
-/// of the same width) and writes `output`: both operators' dtype rule.
+/// of the same width) and writes `output`: the dtype rule of BitCount and NonZeroCoordinates.
 pub(crate) fn check_raw_bits_io(
     operator: &'static str,
     device: &Device,
     input: DType,
     output: IntDType,
 ) -> Result<(), DmlOpsError> {
-    if let DType::QFloat(_) = input {
-        return Err(unsupported(
-            operator,
-            input,
-            device,
-            "a quantized tensor packs its values with a shared scale, so its elements have no \
-             encoding of their own; dequantize it first",
-        ));
-    }
-    let bits = unsigned_of_width(input.size()).ok_or_else(|| {
-        unsupported(
-            operator,
-            input,
-            device,
-            "the element width is not 8, 16, 32 or 64 bits",
-        )
-    })?;
-    if !can_store(device, input) {
-        return Err(unsupported(operator, input, device, STORAGE_HINT));
-    }
-    if !can_store(device, bits) {
-        return Err(unsupported(
-            operator,
-            input,
-            device,
-            format!("the kernel reads its bits as {bits:?}, and {STORAGE_HINT}"),
-        ));
-    }
+    check_raw_bits(operator, device, input)?;
     let output = DType::from(output);
     if !can_store(device, output) {
         return Err(unsupported(

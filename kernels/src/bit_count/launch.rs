@@ -5,7 +5,9 @@ use cubecl::prelude::*;
 use cubecl::server::Handle;
 
 use super::kernel::bit_count_kernel;
-use crate::launch::{elementwise_geometry, require_binding, require_len, vector_size_for};
+use crate::launch::{
+    elementwise_geometry, launch_vectors_then_tail, require_binding, require_len, vector_size_for,
+};
 use crate::{KernelError, StorageWidth};
 
 /// Counts the set bits of each of the `len` elements in `input` and writes the counts, as
@@ -42,7 +44,6 @@ pub fn launch_bit_count(
     }
 
     let vector = vector_size_for(client, &[input_width.bytes(), output_elem.size()]);
-    let whole = len / vector;
     let address = AddressType::from_len(len);
     let launch = |vector: usize, first: usize, units: usize| {
         let (count, dim) = elementwise_geometry(client, units);
@@ -64,12 +65,6 @@ pub fn launch_bit_count(
             );
         }
     };
-    if whole > 0 {
-        launch(vector, 0, whole);
-    }
-    let tail = len - whole * vector;
-    if tail > 0 {
-        launch(1, whole * vector, tail);
-    }
+    launch_vectors_then_tail(len, vector, launch);
     Ok(())
 }

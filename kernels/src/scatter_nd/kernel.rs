@@ -1,0 +1,282 @@
+//! The `#[cube]` kernels. Every kernel runs one unit per work item in one dimension and guards
+//! every read and write: a target slice is only ever computed from coordinates that were
+//! checked against their dimension.
+
+use cubecl::prelude::*;
+
+/// Marks an update row whose index tuple was out of range and skipped.
+const SKIPPED: u32 = 0xFFFF_FFFF;
+
+/// The binary operation a reduction applies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ReduceOp {
+    /// `a + b` (wrapping on integers).
+    Add,
+    /// `a * b` (wrapping on integers).
+    Mul,
+    /// `b` when `b < a`, else `a`.
+    Min,
+    /// `b` when `b > a`, else `a`.
+    Max,
+}
+
+/// `op(acc, value)`.
+#[cube]
+fn combine<T: Numeric>(acc: T, value: T, #[comptime] op: ReduceOp) -> T {
+    let mut out = acc;
+    if comptime!(op == ReduceOp::Add) {
+        out = acc + value;
+    } else if comptime!(op == ReduceOp::Mul) {
+        out = acc * value;
+    } else if comptime!(op == ReduceOp::Min) {
+        if value < acc {
+            out = value;
+        }
+    } else if value > acc {
+        out = value;
+    }
+    out
+}
+
+/// Resolves one index against a dimension of size `dim`: `(coordinate, in_range, below)`.
+/// A negative value of a signed index counts from the end once; `below` says on which side an
+/// out-of-range value lies (what `Clamp` needs).
+#[cube]
+fn resolve_index<I: Int>(
+    raw: I,
+    dim: u32,
+    #[comptime] signed: bool,
+    #[comptime] wide: bool,
+) -> (u32, bool, bool) {
+    let mut coord = 0u32;
+    let mut in_range = false;
+    let mut below = false;
+    if comptime!(wide) {
+        let size = u64::cast_from(dim);
+        if comptime!(signed) {
+            let value = i64::cast_from(raw);
+            if value < 0 {
+                // |value| without overflow, even for i64::MIN.
+                let magnitude = u64::cast_from(-(value + 1)) + 1;
+                if magnitude <= size {
+                    coord = u32::cast_from(size - magnitude);
+                    in_range = true;
+                } else {
+                    below = true;
+                }
+            } else if u64::cast_from(value) < size {
+                coord = u32::cast_from(value);
+                in_range = true;
+            }
+        } else {
+            let value = u64::cast_from(raw);
+            if value < size {
+                coord = u32::cast_from(value);
+                in_range = true;
+            }
+        }
+    } else if comptime!(signed) {
+        // Sign-extends 8- and 16-bit indices.
+        let value = i32::cast_from(raw);
+        if value < 0 {
+            let magnitude = u32::cast_from(-(value + 1)) + 1;
+            if magnitude <= dim {
+                coord = dim - magnitude;
+                in_range = true;
+            } else {
+                below = true;
+            }
+        } else if u32::cast_from(value) < dim {
+            coord = u32::cast_from(value);
+            in_range = true;
+        }
+    } else {
+        let value = u32::cast_from(raw);
+        if value < dim {
+            coord = value;
+            in_range = true;
+        }
+    }
+    (coord, in_range, below)
+}
+
+/// The target slice of update row `row`: the row-major number of its index tuple over `dims`,
+/// or [`SKIPPED`] when a coordinate is out of range and not clamped (or cannot be: a dimension
+/// of size 0 has no valid index).
+#[cube]
+fn target_slice<I: Int>(
+    indices: &[I],
+    dims: &[u32],
+    row: usize,
+    #[comptime] k: usize,
+    #[comptime] signed: bool,
+    #[comptime] wide: bool,
+    #[comptime] clamp: bool,
+) -> u32 {
+    let mut target = 0u32;
+    let mut valid = true;
+    #[unroll]
+    for j in 0..k {
+        let dim = dims[j];
+        let (mut coord, in_range, below) =
+            resolve_index::<I>(indices[row * k + j], dim, signed, wide);
+        if !in_range {
+            if comptime!(clamp) && dim > 0 {
+                coord = dim - 1;
+                if below {
+                    coord = 0u32;
+                }
+            } else {
+                valid = false;
+            }
+        }
+        target = target * dim + coord;
+    }
+    if !valid {
+        target = SKIPPED;
+    }
+    target
+}
+
+/// `Assign`: `output[target(row) * slice + col] = updates[row * slice + col]` for each of the
+/// `units` update elements. `T` may be any type of the data's width: only bits move.
+#[cube(launch_unchecked, address_type = "dynamic")]
+pub fn scatter_nd_assign<T: Numeric, I: Int>(
+    output: &mut [T],
+    indices: &[I],
+    updates: &[T],
+    dims: &[u32],
+    slice: usize,
+    units: usize,
+    #[comptime] k: usize,
+    #[comptime] signed: bool,
+    #[comptime] wide: bool,
+    #[comptime] clamp: bool,
+    #[define(T, I)] _types: [ElemType; 2],
+) {
+    let position = ABSOLUTE_POS;
+    if position >= units {
+        terminate!();
+    }
+    let row = position / slice;
+    let col = position % slice;
+    let target = target_slice::<I>(indices, dims, row, k, signed, wide, clamp);
+    if target != SKIPPED {
+        output[target as usize * slice + col] = updates[position];
+    }
+}
+
+/// A reduction through native atomics: `output[target] = op(output[target], update)` for each
+/// update element. Only for the operations the runtime reports for `Atomic<T>`.
+#[cube(launch_unchecked, address_type = "dynamic")]
+pub fn scatter_nd_atomic<T: Numeric, I: Int>(
+    output: &mut [Atomic<T>],
+    indices: &[I],
+    updates: &[T],
+    dims: &[u32],
+    slice: usize,
+    units: usize,
+    #[comptime] k: usize,
+    #[comptime] signed: bool,
+    #[comptime] wide: bool,
+    #[comptime] clamp: bool,
+    #[comptime] op: ReduceOp,
+    #[define(T, I)] _types: [ElemType; 2],
+) {
+    let position = ABSOLUTE_POS;
+    if position >= units {
+        terminate!();
+    }
+    let row = position / slice;
+    let col = position % slice;
+    let target = target_slice::<I>(indices, dims, row, k, signed, wide, clamp);
+    if target != SKIPPED {
+        let element = target as usize * slice + col;
+        let value = updates[position];
+        // The launcher never picks atomics for Mul: no runtime has an atomic multiply.
+        if comptime!(op == ReduceOp::Add) {
+            output[element].fetch_add(value);
+        } else if comptime!(op == ReduceOp::Min) {
+            output[element].fetch_min(value);
+        } else if comptime!(op == ReduceOp::Max) {
+            output[element].fetch_max(value);
+        }
+    }
+}
+
+/// Sets the first `len` elements of `buffer` to zero (the list heads: empty lists).
+#[cube(launch_unchecked, address_type = "dynamic")]
+pub fn scatter_nd_clear(buffer: &mut [u32], len: usize) {
+    if ABSOLUTE_POS >= len {
+        terminate!();
+    }
+    buffer[ABSOLUTE_POS] = 0u32;
+}
+
+/// Lists, step 1, one unit per update row: `targets[row]` = its target slice (or the skip
+/// marker), and the row pushes itself onto its target's list: `next[row]` = the previous head,
+/// `heads[target]` = `row + 1` (0 ends a list).
+#[cube(launch_unchecked, address_type = "dynamic")]
+pub fn scatter_nd_link_rows<I: Int>(
+    indices: &[I],
+    dims: &[u32],
+    heads: &mut [Atomic<u32>],
+    next: &mut [u32],
+    targets: &mut [u32],
+    rows: usize,
+    #[comptime] k: usize,
+    #[comptime] signed: bool,
+    #[comptime] wide: bool,
+    #[comptime] clamp: bool,
+    #[define(I)] _index_type: ElemType,
+) {
+    let row = ABSOLUTE_POS;
+    if row >= rows {
+        terminate!();
+    }
+    let target = target_slice::<I>(indices, dims, row, k, signed, wide, clamp);
+    targets[row] = target;
+    if target != SKIPPED {
+        next[row] = heads[target as usize].exchange(row as u32 + 1);
+    }
+}
+
+/// Lists, step 2, one unit per update element: the unit whose row heads its target's list walks
+/// the list and writes `op` of the current value and every update on it, once. The other units
+/// return at once.
+#[cube(launch_unchecked, address_type = "dynamic")]
+pub fn scatter_nd_reduce_lists<T: Numeric>(
+    output: &mut [T],
+    updates: &[T],
+    heads: &[u32],
+    next: &[u32],
+    targets: &[u32],
+    slice: usize,
+    units: usize,
+    #[comptime] op: ReduceOp,
+    #[define(T)] _data_type: ElemType,
+) {
+    let position = ABSOLUTE_POS;
+    if position >= units {
+        terminate!();
+    }
+    let row = position / slice;
+    let col = position % slice;
+    let target = targets[row];
+    if target == SKIPPED {
+        terminate!();
+    }
+    if heads[target as usize] != row as u32 + 1 {
+        terminate!();
+    }
+    let element = target as usize * slice + col;
+    let mut acc = output[element];
+    let mut link = row as u32 + 1;
+    // Every link points to a row pushed earlier, so the walk ends.
+    while link != 0 {
+        let member = (link - 1) as usize;
+        acc = combine::<T>(acc, updates[member * slice + col], op);
+        link = next[member];
+    }
+    output[element] = acc;
+}

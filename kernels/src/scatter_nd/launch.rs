@@ -1,0 +1,296 @@
+//! Host-side launch over raw CubeCL handles.
+
+use cubecl::features::AtomicUsage;
+use cubecl::ir::{ElemType, Type};
+use cubecl::prelude::*;
+use cubecl::server::Handle;
+
+use super::kernel::{
+    ReduceOp, scatter_nd_assign, scatter_nd_atomic, scatter_nd_clear, scatter_nd_link_rows,
+    scatter_nd_reduce_lists,
+};
+use crate::KernelError;
+use crate::launch::{bits_elem, elementwise_geometry, require_binding, require_len};
+
+/// How each update combines with the element it targets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ScatterReduction {
+    /// The update replaces the element; with duplicate targets, one candidate wins.
+    Assign,
+    /// The element becomes `op(element, update)` for every update that targets it.
+    Reduce(ReduceOp),
+}
+
+/// What happens to an index tuple that is still outside its dimension after negative values
+/// were wrapped.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum OutOfRange {
+    /// The update row is dropped.
+    #[default]
+    Skip,
+    /// Each coordinate is clamped to `[0, dim - 1]` (rows targeting a dimension of size 0 are
+    /// still dropped: it has no valid index).
+    Clamp,
+}
+
+/// How a launch applies the updates; see the [module docs](super).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ScatterStrategy {
+    /// Plain stores, for [`ScatterReduction::Assign`].
+    Store,
+    /// Native atomics on the data type.
+    Atomic,
+    /// Per-target linked lists built with a 32-bit atomic exchange, then reduced by one unit
+    /// per target element.
+    Lists,
+}
+
+/// The shapes of a ScatterND launch, all contiguous and row-major.
+///
+/// The output is `[dims..., slice]`-shaped (the indexed dimensions, then everything after them
+/// flattened), the indices `[rows, dims.len()]` and the updates `[rows, slice]`.
+#[derive(Clone, Copy, Debug)]
+pub struct ScatterNdLayout<'a> {
+    /// Sizes of the `k` indexed dimensions of the output.
+    pub dims: &'a [usize],
+    /// Number of index tuples (update rows).
+    pub rows: usize,
+    /// Elements per update row: the product of the output's dimensions after the indexed ones.
+    pub slice: usize,
+}
+
+/// The strategy [`launch_scatter_nd`] should use for `reduction` on data of `data_elem`:
+/// plain stores for `Assign`; native atomics when the runtime reports the operation for
+/// `Atomic<data_elem>` (measured 1.15x faster than the lists for i32 `Add` with 16 updates
+/// per target on lavapipe); the lists otherwise.
+pub fn scatter_strategy(
+    client: &Client,
+    data_elem: ElemType,
+    reduction: ScatterReduction,
+) -> ScatterStrategy {
+    let op = match reduction {
+        ScatterReduction::Assign => return ScatterStrategy::Store,
+        ScatterReduction::Reduce(op) => op,
+    };
+    if atomic_supports(client, data_elem, op) {
+        ScatterStrategy::Atomic
+    } else {
+        ScatterStrategy::Lists
+    }
+}
+
+/// Whether the runtime has a native atomic `op` on `elem`.
+fn atomic_supports(client: &Client, elem: ElemType, op: ReduceOp) -> bool {
+    let usage = client.properties().atomic_type_usage(Type::atomic(elem));
+    match op {
+        ReduceOp::Add => usage.contains(AtomicUsage::Add),
+        ReduceOp::Min | ReduceOp::Max => usage.contains(AtomicUsage::MinMax),
+        ReduceOp::Mul => false,
+    }
+}
+
+/// Applies `updates` to `output` at the index tuples in `indices`, in place, without reading
+/// anything back to the host.
+///
+/// - `output` already holds the input: `prod(layout.dims) * layout.slice` elements of
+///   `data_elem`; `updates` holds `layout.rows * layout.slice` of them.
+/// - `indices` holds `layout.rows * k` integers of `index_elem`, where `k = layout.dims.len()`.
+///   Negative values of signed indices count from the end of their dimension once; a tuple still
+///   out of range is skipped or clamped, as `out_of_range` says. No tuple makes a kernel touch
+///   memory outside the three buffers.
+/// - `strategy` is usually [`scatter_strategy`]'s choice; `Lists` works for every reduction and
+///   dtype, `Atomic` only where the runtime has the atomic operation.
+///
+/// Returns the strategy used.
+///
+/// # Errors
+///
+/// [`KernelError`] when an element type cannot be bound or is not a number (reductions), the
+/// index type is not an integer, a handle is too small, `k` is 0, the output has `u32::MAX` or
+/// more target slices, or the strategy does not fit the reduction. Nothing is launched then.
+#[allow(clippy::too_many_arguments)]
+pub fn launch_scatter_nd(
+    client: &Client,
+    output: Handle,
+    data_elem: ElemType,
+    indices: Handle,
+    index_elem: ElemType,
+    updates: Handle,
+    layout: ScatterNdLayout<'_>,
+    reduction: ScatterReduction,
+    out_of_range: OutOfRange,
+    strategy: ScatterStrategy,
+) -> Result<ScatterStrategy, KernelError> {
+    let ScatterNdLayout { dims, rows, slice } = layout;
+    let k = dims.len();
+    let signed = match index_elem {
+        ElemType::Int(_) => true,
+        ElemType::UInt(_) => false,
+        elem => return Err(KernelError::NotAnInteger { elem }),
+    };
+    let wide = index_elem.size() > 4;
+    if k == 0 {
+        return Err(KernelError::ShapeMismatch {
+            detail: "the index tuples have no coordinates (k = 0)".into(),
+        });
+    }
+    let targets = dims.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d));
+    let targets =
+        targets
+            .filter(|&t| t < u32::MAX as usize)
+            .ok_or_else(|| KernelError::TooLarge {
+                detail: format!(
+                    "the indexed dimensions {dims:?} give u32::MAX or more target slices; the \
+                 kernels number them in 32 bits"
+                ),
+            })?;
+    let too_large = |what: &str| KernelError::TooLarge {
+        detail: format!("{what} overflows usize"),
+    };
+    let output_len = targets
+        .checked_mul(slice)
+        .ok_or_else(|| too_large("the output size"))?;
+    let units = rows
+        .checked_mul(slice)
+        .ok_or_else(|| too_large("the updates size"))?;
+    let index_len = rows
+        .checked_mul(k)
+        .ok_or_else(|| too_large("the indices size"))?;
+    if rows >= u32::MAX as usize {
+        return Err(KernelError::TooLarge {
+            detail: format!("{rows} index tuples do not fit the kernels' 32-bit row links"),
+        });
+    }
+
+    // Assign only moves bits: bools run as the unsigned type of their width.
+    let data_elem = match reduction {
+        ScatterReduction::Assign => bits_elem(client, data_elem)?,
+        ScatterReduction::Reduce(_) => match data_elem {
+            ElemType::Int(_) | ElemType::UInt(_) | ElemType::Float(_) => data_elem,
+            elem => return Err(KernelError::NotAnInteger { elem }),
+        },
+    };
+    let op = match (reduction, strategy) {
+        (ScatterReduction::Assign, ScatterStrategy::Store) => None,
+        (ScatterReduction::Reduce(op), ScatterStrategy::Lists) => Some(op),
+        (ScatterReduction::Reduce(op), ScatterStrategy::Atomic)
+            if atomic_supports(client, data_elem, op) =>
+        {
+            Some(op)
+        }
+        (reduction, strategy) => {
+            return Err(KernelError::ShapeMismatch {
+                detail: format!("strategy {strategy:?} cannot apply {reduction:?} to {data_elem}"),
+            });
+        }
+    };
+    require_binding(client, data_elem, "data")?;
+    require_binding(client, index_elem, "indices")?;
+    require_len(&output, output_len, data_elem.size(), "output")?;
+    require_len(&updates, units, data_elem.size(), "updates")?;
+    require_len(&indices, index_len, index_elem.size(), "indices")?;
+    if units == 0 || output_len == 0 {
+        return Ok(strategy);
+    }
+
+    let clamp = out_of_range == OutOfRange::Clamp;
+    let address = AddressType::from_len(output_len.max(units).max(index_len));
+    let dims_u32: Vec<u32> = dims.iter().map(|&d| d as u32).collect();
+    let dims_handle = client.create_from_slice(u32::as_bytes(&dims_u32));
+    // SAFETY: `dims_handle` holds exactly `k` u32 values.
+    let dims_arg = || unsafe { BufferArg::from_raw_parts(dims_handle.clone(), k) };
+    let (element_cubes, element_dim) = elementwise_geometry(client, units);
+
+    // SAFETY: the handles hold `output_len`, `units` and `index_len` elements (checked above).
+    // Every kernel guards its unit against `units` (or `rows`, `targets`); a target slice is
+    // below `targets` because each coordinate was checked against its dimension, so
+    // `target * slice + col < output_len`; rows and list links are below `rows`.
+    unsafe {
+        match (strategy, op) {
+            (ScatterStrategy::Store, _) => scatter_nd_assign::launch_unchecked(
+                client,
+                element_cubes,
+                element_dim,
+                address,
+                BufferArg::from_raw_parts(output, output_len),
+                BufferArg::from_raw_parts(indices, index_len),
+                BufferArg::from_raw_parts(updates, units),
+                dims_arg(),
+                slice,
+                units,
+                k,
+                signed,
+                wide,
+                clamp,
+                [data_elem, index_elem],
+            ),
+            (ScatterStrategy::Atomic, Some(op)) => scatter_nd_atomic::launch_unchecked(
+                client,
+                element_cubes,
+                element_dim,
+                address,
+                BufferArg::from_raw_parts(output, output_len),
+                BufferArg::from_raw_parts(indices, index_len),
+                BufferArg::from_raw_parts(updates, units),
+                dims_arg(),
+                slice,
+                units,
+                k,
+                signed,
+                wide,
+                clamp,
+                op,
+                [data_elem, index_elem],
+            ),
+            (_, Some(op)) => {
+                let heads = client.empty(targets * size_of::<u32>());
+                let next = client.empty(rows * size_of::<u32>());
+                let row_targets = client.empty(rows * size_of::<u32>());
+                let (cubes, dim) = elementwise_geometry(client, targets);
+                scatter_nd_clear::launch_unchecked(
+                    client,
+                    cubes,
+                    dim,
+                    address,
+                    BufferArg::from_raw_parts(heads.clone(), targets),
+                    targets,
+                );
+                let (cubes, dim) = elementwise_geometry(client, rows);
+                scatter_nd_link_rows::launch_unchecked(
+                    client,
+                    cubes,
+                    dim,
+                    address,
+                    BufferArg::from_raw_parts(indices, index_len),
+                    dims_arg(),
+                    BufferArg::from_raw_parts(heads.clone(), targets),
+                    BufferArg::from_raw_parts(next.clone(), rows),
+                    BufferArg::from_raw_parts(row_targets.clone(), rows),
+                    rows,
+                    k,
+                    signed,
+                    wide,
+                    clamp,
+                    index_elem,
+                );
+                scatter_nd_reduce_lists::launch_unchecked(
+                    client,
+                    element_cubes,
+                    element_dim,
+                    address,
+                    BufferArg::from_raw_parts(output, output_len),
+                    BufferArg::from_raw_parts(updates, units),
+                    BufferArg::from_raw_parts(heads, targets),
+                    BufferArg::from_raw_parts(next, rows),
+                    BufferArg::from_raw_parts(row_targets, rows),
+                    slice,
+                    units,
+                    op,
+                    data_elem,
+                );
+            }
+            (_, None) => unreachable!("Store is the only strategy without an operation"),
+        }
+    }
+    Ok(strategy)
+}

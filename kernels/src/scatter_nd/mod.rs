@@ -1,0 +1,26 @@
+//! ScatterND: `output = input; output[indices[...]] = updates[...]`, with DirectML/ONNX
+//! semantics: negative indices count from the end, out-of-range index tuples never touch memory
+//! outside the buffers (skipped or clamped), and reductions apply every duplicate update.
+//!
+//! Three strategies, picked by [`launch_scatter_nd`] from the reduction and what the runtime
+//! offers:
+//!
+//! - **Assign**: one unit per update element stores it. Duplicate tuples race, and each element
+//!   ends up equal to one of its candidates, as DirectML specifies.
+//! - **Atomic**: one unit per update element applies it with a native atomic (`Add` on
+//!   integers everywhere, `Min`/`Max` and float `Add` where the runtime reports them).
+//! - **Lists**: any reduction on any dtype with nothing but a 32-bit atomic exchange. Each update
+//!   row pushes itself onto a linked list per target slice; then the unit of each list's head
+//!   walks the list and writes the reduced value once. No update is lost and nothing spins.
+
+mod kernel;
+mod launch;
+
+pub use kernel::{
+    ReduceOp, scatter_nd_assign, scatter_nd_atomic, scatter_nd_clear, scatter_nd_link_rows,
+    scatter_nd_reduce_lists,
+};
+pub use launch::{
+    OutOfRange, ScatterNdLayout, ScatterReduction, ScatterStrategy, launch_scatter_nd,
+    scatter_strategy,
+};

@@ -1,0 +1,173 @@
+//! ScatterND on host data.
+
+use burn::tensor::{DType, TensorData};
+use half::{bf16, f16};
+
+use crate::tensor::{OutOfBounds, Reduction};
+
+/// The values of an Int tensor's data, exactly (signed and unsigned 64-bit values both fit).
+pub(crate) fn index_values(indices: &TensorData) -> Vec<i128> {
+    match indices.dtype() {
+        DType::U8 | DType::U16 | DType::U32 | DType::U64 => indices
+            .clone()
+            .convert_dtype(DType::U64)
+            .as_slice::<u64>()
+            .expect("converted to u64")
+            .iter()
+            .map(|&v| i128::from(v))
+            .collect(),
+        _ => indices
+            .clone()
+            .convert_dtype(DType::I64)
+            .as_slice::<i64>()
+            .expect("converted to i64")
+            .iter()
+            .map(|&v| i128::from(v))
+            .collect(),
+    }
+}
+
+/// The coordinate `value` addresses in a dimension of size `dim`: a negative value counts from
+/// the end once; a value still out of range is `None`, or with `clamp` the nearest valid
+/// coordinate (there is none when `dim == 0`).
+pub(crate) fn resolve_index(value: i128, dim: usize, clamp: bool) -> Option<usize> {
+    let dim = dim as i128;
+    let wrapped = if value < 0 { value + dim } else { value };
+    if (0..dim).contains(&wrapped) {
+        Some(wrapped as usize)
+    } else if clamp && dim > 0 {
+        Some(wrapped.clamp(0, dim - 1) as usize)
+    } else {
+        None
+    }
+}
+
+/// The target slice of each index tuple in `indices` (`[rows, k]` row-major) over the indexed
+/// dimensions `dims`, or `None` for a skipped tuple.
+pub(crate) fn target_slices(indices: &[i128], dims: &[usize], clamp: bool) -> Vec<Option<usize>> {
+    indices
+        .chunks_exact(dims.len())
+        .map(|tuple| {
+            tuple.iter().zip(dims).try_fold(0usize, |target, (&v, &d)| {
+                resolve_index(v, d, clamp).map(|c| target * d + c)
+            })
+        })
+        .collect()
+}
+
+/// An element type the reductions can combine: integers wrap, floats round in their own type.
+trait Combine: Copy + burn::tensor::Element {
+    fn combine(self, value: Self, reduction: Reduction) -> Self;
+}
+
+macro_rules! combine_int {
+    ($($ty:ty),*) => {$(
+        impl Combine for $ty {
+            fn combine(self, value: Self, reduction: Reduction) -> Self {
+                match reduction {
+                    Reduction::Assign => value,
+                    Reduction::Add => self.wrapping_add(value),
+                    Reduction::Mul => self.wrapping_mul(value),
+                    Reduction::Min => self.min(value),
+                    Reduction::Max => self.max(value),
+                }
+            }
+        }
+    )*};
+}
+
+macro_rules! combine_float {
+    ($($ty:ty),*) => {$(
+        impl Combine for $ty {
+            fn combine(self, value: Self, reduction: Reduction) -> Self {
+                // The kernels' rule: the update wins only when it compares smaller (larger), so
+                // a NaN update never replaces a value.
+                match reduction {
+                    Reduction::Assign => value,
+                    Reduction::Add => self + value,
+                    Reduction::Mul => self * value,
+                    Reduction::Min => if value < self { value } else { self },
+                    Reduction::Max => if value > self { value } else { self },
+                }
+            }
+        }
+    )*};
+}
+
+combine_int!(i8, i16, i32, i64, u8, u16, u32, u64);
+combine_float!(f16, bf16, f32, f64);
+
+/// Applies the rows of `updates` to `output` in row order.
+fn apply<T: Combine>(
+    output: &mut TensorData,
+    updates: &TensorData,
+    targets: &[Option<usize>],
+    slice: usize,
+    reduction: Reduction,
+) {
+    let out = output.as_mut_slice::<T>().expect("output dtype");
+    let updates = updates
+        .as_slice::<T>()
+        .expect("updates have the input's dtype");
+    for (row, target) in targets.iter().enumerate() {
+        let Some(target) = target else { continue };
+        let rows = out[target * slice..(target + 1) * slice].iter_mut();
+        for (element, &update) in rows.zip(&updates[row * slice..(row + 1) * slice]) {
+            *element = element.combine(update, reduction);
+        }
+    }
+}
+
+/// `input` with `updates` scattered at `indices` (`[..., k]`): the rows of `updates` (its
+/// elements in groups of `prod(input.shape[k..])`) go to the slices the index tuples address
+/// in the first `k` dimensions of `input`. `OutOfBounds::Error` behaves like `Skip` here.
+pub(crate) fn scatter_nd(
+    input: &TensorData,
+    indices: &TensorData,
+    updates: &TensorData,
+    reduction: Reduction,
+    out_of_bounds: OutOfBounds,
+) -> TensorData {
+    let k = *indices.shape().last().expect("indices have a rank");
+    let shape = input.shape();
+    let dims = &shape[..k];
+    let slice: usize = shape[k..].iter().product();
+    let targets = target_slices(
+        &index_values(indices),
+        dims,
+        out_of_bounds == OutOfBounds::Clamp,
+    );
+    if reduction == Reduction::Assign {
+        // Only bits move: works for every dtype, bool included.
+        let bytes = input.dtype().size() * slice;
+        let mut raw = input.as_bytes().to_vec();
+        let updates = updates.as_bytes();
+        for (row, target) in targets.iter().enumerate() {
+            if let Some(target) = target {
+                raw[target * bytes..(target + 1) * bytes]
+                    .copy_from_slice(&updates[row * bytes..(row + 1) * bytes]);
+            }
+        }
+        return TensorData::from_bytes_vec(raw, shape.clone(), input.dtype());
+    }
+    let run = match input.dtype() {
+        DType::I8 => apply::<i8>,
+        DType::I16 => apply::<i16>,
+        DType::I32 => apply::<i32>,
+        DType::I64 => apply::<i64>,
+        DType::U8 => apply::<u8>,
+        DType::U16 => apply::<u16>,
+        DType::U32 => apply::<u32>,
+        DType::U64 => apply::<u64>,
+        DType::F16 => apply::<f16>,
+        DType::BF16 => apply::<bf16>,
+        DType::F32 => apply::<f32>,
+        DType::F64 => apply::<f64>,
+        dtype => panic!(
+            "ScatterND: {reduction:?} on {dtype:?} data; the tensor extension traits refuse it"
+        ),
+    };
+    let mut output = input.clone();
+    run(&mut output, updates, &targets, slice, reduction);
+    output
+}

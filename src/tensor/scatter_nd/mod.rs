@@ -1,0 +1,144 @@
+//! `ScatterNdExt`: DirectML's `SCATTER_ND` with ONNX's reductions on Float, Int and Bool tensors.
+
+mod check;
+mod options;
+
+use burn::backend::Dispatch;
+use burn::backend::ops::{BoolTensorOps, FloatTensorOps, IntTensorOps};
+use burn::tensor::{Bool, Float, Int, Tensor};
+
+pub use options::{OutOfBounds, Reduction, ScatterNdOptions};
+
+use self::check::{Operand, check, check_in_range};
+use crate::{DmlOps, DmlOpsError};
+
+/// ScatterND: `output = input; output[indices[...]] = updates[...]`, with negative indices,
+/// safe out-of-range handling and reductions that lose no update.
+///
+/// `indices` has shape `batch ++ [k]`: each of its `batch` index tuples addresses a slice
+/// `input[i0, .., ik-1, ...]` of shape `input.shape[k..]`, and `updates` has shape
+/// `batch ++ input.shape[k..]` (compared after dropping leading 1s on both sides). Negative
+/// indices count from the end of their dimension (`-1` is the last element). The output has the
+/// input's shape and dtype, and is written in place when the input's buffer is not shared.
+///
+/// Burn's own [`Tensor::scatter_nd`] keeps its meaning: these methods have their own names.
+///
+/// ```
+/// use burn::tensor::{Device, Int, Tensor};
+/// use burn_dml_ops::prelude::*;
+///
+/// let device = Device::flex();
+/// let input = Tensor::<1>::from_data([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0], &device);
+/// let indices = Tensor::<2, Int>::from_data([[4], [-5], [1], [7]], &device);
+/// let updates = Tensor::<1>::from_data([9.0, 10.0, 11.0, 12.0], &device);
+/// let output = input.scatter_nd_update(indices, updates);
+/// assert_eq!(
+///     output.to_data().try_to_vec::<f32>().unwrap(),
+///     vec![1.0, 11.0, 3.0, 10.0, 9.0, 6.0, 7.0, 12.0]
+/// );
+///
+/// // Duplicates with a reduction: every update is applied.
+/// let counts = Tensor::<2, Int>::zeros([2, 3], &device);
+/// let indices = Tensor::<2, Int>::from_data([[0, 1], [0, 1]], &device);
+/// let updates = Tensor::<1, Int>::from_data([5, 3], &device);
+/// let options = ScatterNdOptions { reduction: Reduction::Add, ..Default::default() };
+/// let output = counts.try_scatter_nd(indices, updates, options).unwrap();
+/// assert_eq!(output.to_data().try_to_vec::<i32>().unwrap(), vec![0, 8, 0, 0, 0, 0]);
+/// ```
+pub trait ScatterNdExt<const D: usize, K: burn::tensor::kind::Basic> {
+    /// `Assign`, out-of-range index tuples skipped.
+    ///
+    /// # Panics
+    ///
+    /// When [`try_scatter_nd`](Self::try_scatter_nd) with the default options would return an
+    /// error (wrong updates shape, dtype mismatch, tensors on different devices, a dtype the
+    /// device cannot hold); the message is that error's.
+    fn scatter_nd_update<const DI: usize, const DU: usize>(
+        self,
+        indices: Tensor<DI, Int>,
+        updates: Tensor<DU, K>,
+    ) -> Tensor<D, K>;
+
+    /// ScatterND with every option.
+    ///
+    /// Only [`OutOfBounds::Error`] reads anything back to the host (the indices, once).
+    ///
+    /// # Errors
+    ///
+    /// [`DmlOpsError::InvalidArgument`] when the updates' dtype differs from the input's, `k`
+    /// (the indices' last dimension) is 0 or larger than the input's rank, the updates do not
+    /// have the shape `batch ++ input.shape[k..]` (the message spells it out), the tensors are on
+    /// different devices, a dimension count option is out of range or ignores a dimension that
+    /// is not 1, a Bool tensor is given a reduction other than `Assign`, or (with
+    /// `OutOfBounds::Error`) an index tuple is out of range; [`DmlOpsError::UnsupportedDType`]
+    /// when the device cannot hold the data or index dtype, or has no arithmetic for the data
+    /// dtype that a reduction needs.
+    fn try_scatter_nd<const DI: usize, const DU: usize>(
+        self,
+        indices: Tensor<DI, Int>,
+        updates: Tensor<DU, K>,
+        options: ScatterNdOptions,
+    ) -> Result<Tensor<D, K>, DmlOpsError>;
+}
+
+macro_rules! impl_scatter_nd {
+    ($kind:ty, $method:ident, $reshape:ident) => {
+        impl<const D: usize> ScatterNdExt<D, $kind> for Tensor<D, $kind> {
+            fn scatter_nd_update<const DI: usize, const DU: usize>(
+                self,
+                indices: Tensor<DI, Int>,
+                updates: Tensor<DU, $kind>,
+            ) -> Tensor<D, $kind> {
+                self.try_scatter_nd(indices, updates, ScatterNdOptions::default())
+                    .unwrap_or_else(|err| panic!("{err}"))
+            }
+
+            fn try_scatter_nd<const DI: usize, const DU: usize>(
+                self,
+                indices: Tensor<DI, Int>,
+                updates: Tensor<DU, $kind>,
+                options: ScatterNdOptions,
+            ) -> Result<Tensor<D, $kind>, DmlOpsError> {
+                let (input_shape, indices_shape, updates_shape) =
+                    (self.dims(), indices.dims(), updates.dims());
+                let (input_device, indices_device, updates_device) =
+                    (self.device(), indices.device(), updates.device());
+                let operand = |shape, dtype, device| Operand {
+                    shape,
+                    dtype,
+                    device,
+                };
+                let plan = check(
+                    &operand(&input_shape, self.dtype(), &input_device),
+                    &operand(&indices_shape, indices.dtype(), &indices_device),
+                    &operand(&updates_shape, updates.dtype(), &updates_device),
+                    &options,
+                )?;
+                if options.out_of_bounds == OutOfBounds::Error {
+                    let data = indices.clone().into_data();
+                    check_in_range(&data, &plan, &input_shape)?;
+                }
+                let reshaped = plan.real_input.len() != D;
+                let mut input = self.into_dispatch();
+                if reshaped {
+                    input = Dispatch::$reshape(input, plan.real_input.into());
+                }
+                let mut output = <Dispatch as DmlOps>::$method(
+                    input,
+                    indices.into_dispatch(),
+                    updates.into_dispatch(),
+                    options.reduction,
+                    options.out_of_bounds,
+                );
+                if reshaped {
+                    output = Dispatch::$reshape(output, input_shape.into());
+                }
+                Ok(Tensor::from_dispatch(output))
+            }
+        }
+    };
+}
+
+impl_scatter_nd!(Float, float_scatter_nd, float_reshape);
+impl_scatter_nd!(Int, int_scatter_nd, int_reshape);
+impl_scatter_nd!(Bool, bool_scatter_nd, bool_reshape);
