@@ -6,8 +6,9 @@
 //!   `scatter_nd(.., IndexingUpdateOp::Assign)`;
 //! - `add`: every target row hit 16 times on average, `Reduction::Add` against Burn's
 //!   `IndexingUpdateOp::Add` (which loses updates on duplicates: it is not atomic);
-//! - `add_i32`: the same on i32 data, with the list strategy against the atomic one
-//!   (`BURN_DML_OPS_SCATTER_STRATEGY`), to choose between them;
+//! - `add_i32`: the same on i32 data, where WGSL has an atomic add: the list kernels
+//!   (`BURN_DML_OPS_SCATTER_STRATEGY=lists`) against the default atomic ones, to choose between
+//!   them;
 //! - `copy`: `x.add_scalar(1.0)`, an elementwise pass over the input, the memory-bound floor
 //!   (both scatters copy their input first, since the benchmark keeps it alive).
 //!
@@ -82,8 +83,11 @@ fn main() {
                             })
                         }
                         ("scatter_nd_add_i32", strategy) => {
-                            // SAFETY: the benchmark runs on this thread only.
-                            unsafe { std::env::set_var(STRATEGY, strategy) };
+                            // SAFETY: the benchmark runs on this thread only. Without the
+                            // variable, the default strategy (atomic here) runs.
+                            if strategy == "lists" {
+                                unsafe { std::env::set_var(STRATEGY, strategy) };
+                            }
                             let options = ScatterNdOptions {
                                 reduction: Reduction::Add,
                                 ..Default::default()

@@ -1,9 +1,9 @@
 //! ScatterND reductions through each kernel strategy on wgpu, against Flex.
 //!
-//! `BURN_DML_OPS_SCATTER_STRATEGY` forces a strategy. This file holds a single test, so the
-//! variable is set before anything else in the process reads it. On lavapipe the default is
-//! the list strategy, so the atomic kernels run here only (where WGSL has them: `Add` on i32
-//! and u32; the other cases fall back to the lists).
+//! The default uses native atomics where the runtime has them (on WGSL, `Add` on i32 and u32)
+//! and the list kernels otherwise; `BURN_DML_OPS_SCATTER_STRATEGY=lists` forces the lists
+//! everywhere. This file holds a single test, so the variable is set and removed while nothing
+//! else in the process reads it.
 
 mod common;
 
@@ -47,9 +47,14 @@ fn every_strategy_matches_flex() {
     let indices: Vec<i64> = (0..rows as i64).map(|r| (r * 13) % 10 - 9).collect();
     let updates: Vec<i64> = (0..rows as i64 * 3).map(|v| (v * 7) % 11).collect();
     let (flex, wgpu) = (flex(), wgpu());
-    for strategy in ["atomic", "lists"] {
+    for strategy in ["default", "lists"] {
         // SAFETY: the only test of this process, and nothing runs on another thread yet.
-        unsafe { std::env::set_var("BURN_DML_OPS_SCATTER_STRATEGY", strategy) };
+        unsafe {
+            match strategy {
+                "lists" => std::env::set_var("BURN_DML_OPS_SCATTER_STRATEGY", strategy),
+                _ => std::env::remove_var("BURN_DML_OPS_SCATTER_STRATEGY"),
+            }
+        };
         for dtype in [DType::I32, DType::U32, DType::I64] {
             for reduction in [Reduction::Add, Reduction::Min, Reduction::Max] {
                 let expected = run(&flex, dtype, &indices, &updates, reduction);

@@ -2,6 +2,7 @@
 //! `burn-dml-ops-kernels` crate on the tensor's stream. Nothing here reads back to the host.
 
 use burn::backend::TensorMetadata;
+use burn::backend::cubecl::dtype_to_elem_type;
 use burn::backend::tensor::{BoolTensor, FloatTensor, IntTensor};
 use burn::tensor::{DType, IntDType, Shape};
 use burn_cubecl::kernel::into_contiguous;
@@ -15,7 +16,7 @@ use burn_dml_ops_kernels::scatter_nd::{
     scatter_strategy,
 };
 use burn_dml_ops_kernels::{KernelError, StorageWidth, bit_count::launch_bit_count};
-use cubecl::ir::{ElemType, FloatKind, IntKind, UIntKind};
+use cubecl::ir::ElemType;
 
 use crate::{DmlOps, OutOfBounds, Reduction};
 
@@ -89,30 +90,7 @@ impl DmlOps for CubeBackend {
 
 /// The kernel's element type for an Int dtype.
 fn int_elem(dtype: IntDType) -> ElemType {
-    elem(DType::from(dtype))
-}
-
-/// The kernel's element type for a tensor dtype: bools (whatever Burn stores them as) become
-/// the unsigned integer of their width, since only ScatterND's `Assign` moves them, bit for bit.
-fn elem(dtype: DType) -> ElemType {
-    match dtype {
-        DType::F64 => ElemType::Float(FloatKind::F64),
-        DType::F32 => ElemType::Float(FloatKind::F32),
-        DType::Flex32 => ElemType::Float(FloatKind::Flex32),
-        DType::F16 => ElemType::Float(FloatKind::F16),
-        DType::BF16 => ElemType::Float(FloatKind::BF16),
-        DType::I64 => ElemType::Int(IntKind::I64),
-        DType::I32 => ElemType::Int(IntKind::I32),
-        DType::I16 => ElemType::Int(IntKind::I16),
-        DType::I8 => ElemType::Int(IntKind::I8),
-        DType::U64 => ElemType::UInt(UIntKind::U64),
-        DType::U32 => ElemType::UInt(UIntKind::U32),
-        DType::U16 => ElemType::UInt(UIntKind::U16),
-        DType::U8 => ElemType::UInt(UIntKind::U8),
-        DType::Bool(_) | DType::QFloat(_) => StorageWidth::from_bytes(dtype.size())
-            .unwrap_or_else(|| panic!("{dtype:?} has no fixed element width"))
-            .unsigned(),
-    }
+    dtype_to_elem_type(DType::from(dtype))
 }
 
 /// The storage width of `tensor`'s elements; the tensor extension traits only let fixed-width
@@ -193,23 +171,22 @@ fn nonzero_coordinates(
     (count, coordinates)
 }
 
-/// Environment variable that forces the strategy of ScatterND reductions, for measuring them:
-/// `lists` or `atomic` (ignored where the runtime lacks the atomic operation).
+/// Environment variable that makes ScatterND reductions use the list kernels even where the
+/// runtime has the atomic operation (`lists`), for measuring one strategy against the other.
 const STRATEGY_VARIABLE: &str = "BURN_DML_OPS_SCATTER_STRATEGY";
 
-/// The strategy for `reduction` on `data`: [`scatter_strategy`]'s choice unless
-/// [`STRATEGY_VARIABLE`] asks for another that works.
+/// The strategy for `reduction` on `data`: [`scatter_strategy`]'s choice, or the lists when
+/// [`STRATEGY_VARIABLE`] asks for them (they apply every reduction on every dtype).
 fn pick_strategy(
     client: &cubecl::prelude::Client,
     data: ElemType,
     reduction: ScatterReduction,
 ) -> ScatterStrategy {
-    let auto = scatter_strategy(client, data, reduction);
-    match (auto, std::env::var(STRATEGY_VARIABLE).as_deref()) {
-        (ScatterStrategy::Store, _) => auto,
-        (_, Ok("lists")) => ScatterStrategy::Lists,
-        (_, Ok("atomic")) => ScatterStrategy::Atomic,
-        _ => auto,
+    match scatter_strategy(client, data, reduction) {
+        ScatterStrategy::Atomic if std::env::var(STRATEGY_VARIABLE).as_deref() == Ok("lists") => {
+            ScatterStrategy::Lists
+        }
+        strategy => strategy,
     }
 }
 
@@ -239,7 +216,7 @@ fn scatter_nd(
             &input.client,
             input.handle.clone(),
             output.handle.clone(),
-            elem(input.dtype),
+            dtype_to_elem_type(input.dtype),
             len,
         )
         .unwrap_or_else(|err| launch_failed("ScatterND", &input.device, err));
@@ -263,29 +240,20 @@ fn scatter_nd(
         OutOfBounds::Clamp => OutOfRange::Clamp,
         OutOfBounds::Skip | OutOfBounds::Error => OutOfRange::Skip,
     };
-    let data_elem = elem(output.dtype);
-    let mut strategy = pick_strategy(&output.client, data_elem, reduction);
-    let launch = |strategy| {
-        launch_scatter_nd(
-            &output.client,
-            output.handle.clone(),
-            data_elem,
-            indices.handle.clone(),
-            elem(indices.dtype),
-            updates.handle.clone(),
-            layout,
-            reduction,
-            out_of_range,
-            strategy,
-        )
-    };
-    if let Err(err) = launch(strategy) {
-        if strategy != ScatterStrategy::Atomic {
-            launch_failed("ScatterND", &output.device, err);
-        }
-        // A forced atomic strategy the runtime lacks: the lists work everywhere.
-        strategy = ScatterStrategy::Lists;
-        launch(strategy).unwrap_or_else(|err| launch_failed("ScatterND", &output.device, err));
-    }
+    let data_elem = dtype_to_elem_type(output.dtype);
+    let strategy = pick_strategy(&output.client, data_elem, reduction);
+    launch_scatter_nd(
+        &output.client,
+        output.handle.clone(),
+        data_elem,
+        indices.handle.clone(),
+        dtype_to_elem_type(indices.dtype),
+        updates.handle.clone(),
+        layout,
+        reduction,
+        out_of_range,
+        strategy,
+    )
+    .unwrap_or_else(|err| launch_failed("ScatterND", &output.device, err));
     output
 }

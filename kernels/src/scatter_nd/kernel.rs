@@ -138,6 +138,26 @@ fn target_slice<I: Int>(
     target
 }
 
+/// The output element that update element `position` (row `position / slice`, column
+/// `position % slice`) targets, and whether it targets one at all.
+#[cube]
+fn update_target<I: Int>(
+    indices: &[I],
+    dims: &[u32],
+    position: usize,
+    slice: usize,
+    #[comptime] k: usize,
+    #[comptime] signed: bool,
+    #[comptime] wide: bool,
+    #[comptime] clamp: bool,
+) -> (usize, bool) {
+    let target = target_slice::<I>(indices, dims, position / slice, k, signed, wide, clamp);
+    (
+        target as usize * slice + position % slice,
+        target != SKIPPED,
+    )
+}
+
 /// `Assign`: `output[target(row) * slice + col] = updates[row * slice + col]` for each of the
 /// `units` update elements. `T` may be any type of the data's width: only bits move.
 #[cube(launch_unchecked, address_type = "dynamic")]
@@ -158,11 +178,10 @@ pub fn scatter_nd_assign<T: Numeric, I: Int>(
     if position >= units {
         terminate!();
     }
-    let row = position / slice;
-    let col = position % slice;
-    let target = target_slice::<I>(indices, dims, row, k, signed, wide, clamp);
-    if target != SKIPPED {
-        output[target as usize * slice + col] = updates[position];
+    let (element, valid) =
+        update_target::<I>(indices, dims, position, slice, k, signed, wide, clamp);
+    if valid {
+        output[element] = updates[position];
     }
 }
 
@@ -187,11 +206,9 @@ pub fn scatter_nd_atomic<T: Numeric, I: Int>(
     if position >= units {
         terminate!();
     }
-    let row = position / slice;
-    let col = position % slice;
-    let target = target_slice::<I>(indices, dims, row, k, signed, wide, clamp);
-    if target != SKIPPED {
-        let element = target as usize * slice + col;
+    let (element, valid) =
+        update_target::<I>(indices, dims, position, slice, k, signed, wide, clamp);
+    if valid {
         let value = updates[position];
         // The launcher never picks atomics for Mul: no runtime has an atomic multiply.
         if comptime!(op == ReduceOp::Add) {
