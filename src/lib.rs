@@ -16,7 +16,9 @@
 //!
 //! Backend authors implement [`DmlOps`]; it is implemented here for Burn's `CubeBackend` (wgpu,
 //! Vulkan, CUDA) with the kernels of the `burn-dml-ops-kernels` crate, for `Fusion<B>` (lazily,
-//! output shapes known without running) and for `Flex` with the reference bodies.
+//! output shapes known without running), for `Flex` and `NdArray` with the reference bodies, and
+//! for `Autodiff<B, C>` (Burn's autodiff devices), where ScatterND on Float tensors records its
+//! backward pass.
 //!
 //! # Cargo features
 //!
@@ -27,6 +29,8 @@
 //! | `cuda` | no | CubeCL's CUDA runtime (its build downloads an LLVM bundle) |
 //! | `flex` | yes | Burn's pure-Rust CPU backend, running the reference implementation |
 //! | `fusion` | yes | Burn's lazy Fusion backend around the GPU runtimes |
+//! | `autodiff` | yes | Burn's autodiff devices (`Device::autodiff(..)`): ScatterND gradients |
+//! | `ndarray` | no | Burn's NdArray CPU backend, running the reference implementation |
 
 #![warn(missing_docs)]
 

@@ -1,10 +1,14 @@
 //! The backend extension trait: one method per operator and tensor kind.
 
+// Burn marks its NdArray backend deprecated (in favour of Flex); projects that still use it get
+// the reference bodies through the `ndarray` feature.
+#![cfg_attr(feature = "ndarray", allow(deprecated))]
+
 use burn::backend::{
     Backend, TensorMetadata, backend_extension,
     tensor::{BoolTensor, FloatTensor, IntTensor},
 };
-use burn::tensor::{IntDType, TensorData, read_sync};
+use burn::tensor::{IntDType, Shape, TensorData, read_sync};
 
 use crate::reference;
 use crate::tensor::{OutOfBounds, Reduction};
@@ -12,9 +16,10 @@ use crate::tensor::{OutOfBounds, Reduction};
 /// The crate's operators at the backend level, over Burn's tensor primitives.
 ///
 /// The default bodies are the plain-Rust reference implementation: they read the tensor back to
-/// the host, compute there and upload the result. `Flex` uses them as they are; `CubeBackend`
-/// overrides every method with a CubeCL kernel, and `Fusion<B>` records each call lazily with
-/// its output dtype and shape.
+/// the host, compute there and upload the result. `Flex` and `NdArray` use them as they are;
+/// `CubeBackend` overrides every method with a CubeCL kernel, `Fusion<B>` records each call
+/// lazily with its output dtype and shape, and `Autodiff<B, C>` runs the inner backend's method
+/// and records ScatterND's backward pass.
 ///
 /// Model code does not call this trait: it uses the tensor extension traits of the
 /// [`prelude`](crate::prelude), which validate their arguments first. The methods here assume
@@ -22,7 +27,9 @@ use crate::tensor::{OutOfBounds, Reduction};
 #[backend_extension(
     Fusion: cfg(all(feature = "fusion", feature = "cube")),
     Flex: cfg(feature = "flex"),
+    NdArray: cfg(feature = "ndarray"),
     Cube: cfg(feature = "cube"),
+    Autodiff: cfg(feature = "autodiff"),
 )]
 pub trait DmlOps: Backend {
     /// Population count of each element of an Int tensor (two's-complement bits of its stored
@@ -107,6 +114,26 @@ pub trait DmlOps: Backend {
         let updates = read_sync(Self::float_into_data(updates)).expect("ScatterND: reading");
         let indices = read_sync(Self::int_into_data(indices)).expect("ScatterND: reading");
         let output = reference::scatter_nd(&input, &indices, &updates, reduction, out_of_bounds);
+        Self::float_from_data(output, &device)
+    }
+
+    /// ScatterND's adjoint for the updates (what its backward pass needs): the slices of `input`
+    /// that the index tuples of `indices` address, resolved exactly as
+    /// [`float_scatter_nd`](Self::float_scatter_nd) resolves them with `out_of_bounds`, row
+    /// after row in a tensor of `shape` (`rows * prod(input.shape[k..])` elements, usually the
+    /// updates' shape). A skipped tuple's row is zeros. Unlike Burn's `float_gather_nd`, no index
+    /// reads outside `input`.
+    #[fusion(dtype = input, shape = shape.clone())]
+    fn float_gather_nd_slices(
+        input: FloatTensor<Self>,
+        indices: IntTensor<Self>,
+        out_of_bounds: OutOfBounds,
+        shape: Shape,
+    ) -> FloatTensor<Self> {
+        let device = input.device();
+        let input = read_sync(Self::float_into_data(input)).expect("ScatterND: reading input");
+        let indices = read_sync(Self::int_into_data(indices)).expect("ScatterND: reading");
+        let output = reference::gather_nd(&input, &indices, out_of_bounds, &shape);
         Self::float_from_data(output, &device)
     }
 

@@ -83,3 +83,62 @@ fn unfused_nonzero_coordinates_with_fill() {
     expected.extend([-3; 22]);
     assert_eq!(to_i64(&coordinates), expected);
 }
+
+/// ScatterND's adjoint kernel on its own: rows gathered with wrapped, clamped and skipped
+/// tuples, for 32- and 64-bit indices, compared with the slices picked on the host.
+#[test]
+fn unfused_gather_nd_slices_resolves_like_the_scatter() {
+    use burn::backend::ops::FloatTensorOps;
+    use burn_dml_ops::OutOfBounds;
+    let device = cube_device();
+    let data: Vec<f32> = (0..12).map(|v| v as f32).collect();
+    let tuples = |min: i64, max: i64| vec![2, -1, 3, -4, -5, 0, min, max];
+    let cases = [
+        TensorData::new(
+            tuples(i32::MIN.into(), i32::MAX.into())
+                .into_iter()
+                .map(|v| v as i32)
+                .collect(),
+            [8, 1],
+        ),
+        TensorData::new(tuples(i64::MIN, i64::MAX), [8, 1]),
+    ];
+    for indices in cases {
+        let index_dtype = indices.dtype();
+        for out_of_bounds in [OutOfBounds::Skip, OutOfBounds::Clamp] {
+            let input =
+                CubeBackend::float_from_data(TensorData::new(data.clone(), [4, 3]), &device);
+            let indices = CubeBackend::int_from_data(indices.clone(), &device);
+            let output = <CubeBackend as DmlOps>::float_gather_nd_slices(
+                input,
+                indices,
+                out_of_bounds,
+                [8, 3].into(),
+            );
+            let got = read_sync(CubeBackend::float_into_data(output)).unwrap();
+            let clamp = out_of_bounds == OutOfBounds::Clamp;
+            let rows: [Option<usize>; 8] = [
+                Some(2),
+                Some(3),
+                Some(3),
+                Some(0),
+                clamp.then_some(0),
+                Some(0),
+                clamp.then_some(0),
+                clamp.then_some(3),
+            ];
+            let expected: Vec<f32> = rows
+                .iter()
+                .flat_map(|row| match row {
+                    Some(r) => data[r * 3..r * 3 + 3].to_vec(),
+                    None => vec![0.0; 3],
+                })
+                .collect();
+            assert_eq!(
+                got.try_to_vec::<f32>().unwrap(),
+                expected,
+                "{index_dtype:?} {out_of_bounds:?}"
+            );
+        }
+    }
+}

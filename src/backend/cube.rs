@@ -12,8 +12,8 @@ use burn_cubecl::{CubeBackend, CubeDevice};
 use burn_dml_ops_kernels::copy::launch_copy;
 use burn_dml_ops_kernels::nonzero::{NonZeroPredicate, launch_nonzero_coordinates};
 use burn_dml_ops_kernels::scatter_nd::{
-    OutOfRange, ReduceOp, ScatterNdLayout, ScatterReduction, ScatterStrategy, launch_scatter_nd,
-    scatter_strategy,
+    OutOfRange, ReduceOp, ScatterNdLayout, ScatterReduction, ScatterStrategy, launch_gather_nd,
+    launch_scatter_nd, scatter_strategy,
 };
 use burn_dml_ops_kernels::{KernelError, StorageWidth, bit_count::launch_bit_count};
 use cubecl::ir::ElemType;
@@ -65,6 +65,15 @@ impl DmlOps for CubeBackend {
         out_of_bounds: OutOfBounds,
     ) -> FloatTensor<Self> {
         scatter_nd(input, indices, updates, reduction, out_of_bounds)
+    }
+
+    fn float_gather_nd_slices(
+        input: FloatTensor<Self>,
+        indices: IntTensor<Self>,
+        out_of_bounds: OutOfBounds,
+        shape: Shape,
+    ) -> FloatTensor<Self> {
+        gather_nd(input, indices, out_of_bounds, shape)
     }
 
     fn int_scatter_nd(
@@ -222,23 +231,13 @@ fn scatter_nd(
         .unwrap_or_else(|err| launch_failed("ScatterND", &input.device, err));
         output
     };
-    let index_shape = indices.shape();
-    let k = index_shape[index_shape.num_dims() - 1];
-    let layout = ScatterNdLayout {
-        dims: &shape[..k],
-        rows: index_shape.num_elements() / k,
-        slice: shape[k..].iter().product(),
-    };
+    let layout = scatter_layout(&shape, &indices.shape());
     let reduction = match reduction {
         Reduction::Assign => ScatterReduction::Assign,
         Reduction::Add => ScatterReduction::Reduce(ReduceOp::Add),
         Reduction::Mul => ScatterReduction::Reduce(ReduceOp::Mul),
         Reduction::Min => ScatterReduction::Reduce(ReduceOp::Min),
         Reduction::Max => ScatterReduction::Reduce(ReduceOp::Max),
-    };
-    let out_of_range = match out_of_bounds {
-        OutOfBounds::Clamp => OutOfRange::Clamp,
-        OutOfBounds::Skip | OutOfBounds::Error => OutOfRange::Skip,
     };
     let data_elem = dtype_to_elem_type(output.dtype);
     let strategy = pick_strategy(&output.client, data_elem, reduction);
@@ -251,9 +250,57 @@ fn scatter_nd(
         updates.handle.clone(),
         layout,
         reduction,
-        out_of_range,
+        out_of_range(out_of_bounds),
         strategy,
     )
     .unwrap_or_else(|err| launch_failed("ScatterND", &output.device, err));
+    output
+}
+
+/// The kernels' view of a ScatterND (or its adjoint's) shapes: the `k` indexed dimensions of
+/// `data`, one row per index tuple, and the slice each tuple addresses.
+fn scatter_layout<'a>(data: &'a Shape, indices: &Shape) -> ScatterNdLayout<'a> {
+    let k = indices[indices.num_dims() - 1];
+    ScatterNdLayout {
+        dims: &data[..k],
+        rows: indices.num_elements() / k,
+        slice: data[k..].iter().product(),
+    }
+}
+
+/// The kernels' policy for an out-of-range tuple; `Error` was checked by the tensor layer.
+fn out_of_range(out_of_bounds: OutOfBounds) -> OutOfRange {
+    match out_of_bounds {
+        OutOfBounds::Clamp => OutOfRange::Clamp,
+        OutOfBounds::Skip | OutOfBounds::Error => OutOfRange::Skip,
+    }
+}
+
+fn gather_nd(
+    input: CubeTensor,
+    indices: CubeTensor,
+    out_of_bounds: OutOfBounds,
+    shape: Shape,
+) -> CubeTensor {
+    let input = into_contiguous(input);
+    let indices = into_contiguous(indices);
+    let output = empty_device_dtype(
+        input.client.clone(),
+        input.device.clone(),
+        shape,
+        input.dtype,
+    );
+    let input_shape = input.shape();
+    launch_gather_nd(
+        &input.client,
+        input.handle.clone(),
+        dtype_to_elem_type(input.dtype),
+        indices.handle.clone(),
+        dtype_to_elem_type(indices.dtype),
+        output.handle.clone(),
+        scatter_layout(&input_shape, &indices.shape()),
+        out_of_range(out_of_bounds),
+    )
+    .unwrap_or_else(|err| launch_failed("ScatterND (gradient)", &input.device, err));
     output
 }

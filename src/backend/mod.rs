@@ -1,7 +1,9 @@
 //! `DmlOps` for each backend the features enable. `Fusion<B>` gets its implementation from the
 //! `#[backend_extension]` macro on the trait.
 
+#[cfg(feature = "autodiff")]
+mod autodiff;
 #[cfg(feature = "cube")]
 mod cube;
-#[cfg(feature = "flex")]
-mod flex;
+#[cfg(any(feature = "flex", feature = "ndarray"))]
+mod reference;

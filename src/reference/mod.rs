@@ -7,4 +7,4 @@ mod scatter_nd;
 
 pub(crate) use bit_count::bit_count;
 pub(crate) use nonzero::nonzero_coordinates;
-pub(crate) use scatter_nd::{index_values, resolve_index, scatter_nd};
+pub(crate) use scatter_nd::{gather_nd, index_values, resolve_index, scatter_nd};

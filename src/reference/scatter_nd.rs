@@ -171,3 +171,30 @@ pub(crate) fn scatter_nd(
     run(&mut output, updates, &targets, slice, reduction);
     output
 }
+
+/// ScatterND's adjoint for the updates: the slices of `input` that the index tuples of
+/// `indices` (`[..., k]`) address, resolved as [`scatter_nd`] resolves them, row after row in
+/// an output of `shape`; a skipped tuple's row is zeros.
+pub(crate) fn gather_nd(
+    input: &TensorData,
+    indices: &TensorData,
+    out_of_bounds: OutOfBounds,
+    shape: &[usize],
+) -> TensorData {
+    let k = *indices.shape().last().expect("indices have a rank");
+    let dims = &input.shape()[..k];
+    let bytes = input.dtype().size() * input.shape()[k..].iter().product::<usize>();
+    let targets = target_slices(
+        &index_values(indices),
+        dims,
+        out_of_bounds == OutOfBounds::Clamp,
+    );
+    let source = input.as_bytes();
+    let mut raw = vec![0u8; targets.len() * bytes];
+    for (row, target) in raw.chunks_exact_mut(bytes.max(1)).zip(&targets) {
+        if let Some(target) = target {
+            row.copy_from_slice(&source[target * bytes..(target + 1) * bytes]);
+        }
+    }
+    TensorData::from_bytes_vec(raw, shape.to_vec(), input.dtype())
+}

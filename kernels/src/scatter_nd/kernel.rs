@@ -185,6 +185,36 @@ pub fn scatter_nd_assign<T: Numeric, I: Int>(
     }
 }
 
+/// The adjoint of `Assign`/`Add` for the updates (ScatterND's backward pass):
+/// `output[row * slice + col] = input[target(row) * slice + col]`, or zero for a skipped row,
+/// for each of the `units` output elements. Only bits move, as in `scatter_nd_assign`.
+#[cube(launch_unchecked, address_type = "dynamic")]
+pub fn scatter_nd_gather<T: Numeric, I: Int>(
+    output: &mut [T],
+    indices: &[I],
+    input: &[T],
+    dims: &[u32],
+    slice: usize,
+    units: usize,
+    #[comptime] k: usize,
+    #[comptime] signed: bool,
+    #[comptime] wide: bool,
+    #[comptime] clamp: bool,
+    #[define(T, I)] _types: [ElemType; 2],
+) {
+    let position = ABSOLUTE_POS;
+    if position >= units {
+        terminate!();
+    }
+    let (element, valid) =
+        update_target::<I>(indices, dims, position, slice, k, signed, wide, clamp);
+    let mut value = T::from_int(0);
+    if valid {
+        value = input[element];
+    }
+    output[position] = value;
+}
+
 /// A reduction through native atomics: `output[target] = op(output[target], update)` for each
 /// update element. Only for the operations the runtime reports for `Atomic<T>`.
 #[cube(launch_unchecked, address_type = "dynamic")]

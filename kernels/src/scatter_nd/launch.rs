@@ -6,8 +6,8 @@ use cubecl::prelude::*;
 use cubecl::server::Handle;
 
 use super::kernel::{
-    ReduceOp, scatter_nd_assign, scatter_nd_atomic, scatter_nd_clear, scatter_nd_link_rows,
-    scatter_nd_reduce_lists,
+    ReduceOp, scatter_nd_assign, scatter_nd_atomic, scatter_nd_clear, scatter_nd_gather,
+    scatter_nd_link_rows, scatter_nd_reduce_lists,
 };
 use crate::KernelError;
 use crate::launch::{bits_elem, elementwise_geometry, require_binding, require_len};
@@ -89,6 +89,145 @@ fn atomic_supports(client: &Client, elem: ElemType, op: ReduceOp) -> bool {
     }
 }
 
+/// The checked element counts of a layout, and how its indices are read.
+struct Sizes {
+    /// Index tuple size.
+    k: usize,
+    /// Whether the index type is signed (negative values count from the end).
+    signed: bool,
+    /// Whether the index type is 64 bits wide.
+    wide: bool,
+    /// Number of target slices, below `u32::MAX`.
+    targets: usize,
+    /// Elements of the scattered-into (or gathered-from) tensor.
+    output_len: usize,
+    /// Elements of the updates (or of the gathered rows).
+    units: usize,
+    /// Elements of the indices.
+    index_len: usize,
+}
+
+/// Checks a layout against the kernels' limits: `k > 0`, an integer index type, fewer than
+/// `u32::MAX` target slices and rows, and no size that overflows `usize`.
+fn sizes(layout: ScatterNdLayout<'_>, index_elem: ElemType) -> Result<Sizes, KernelError> {
+    let ScatterNdLayout { dims, rows, slice } = layout;
+    let k = dims.len();
+    let signed = match index_elem {
+        ElemType::Int(_) => true,
+        ElemType::UInt(_) => false,
+        elem => return Err(KernelError::NotAnInteger { elem }),
+    };
+    if k == 0 {
+        return Err(KernelError::ShapeMismatch {
+            detail: "the index tuples have no coordinates (k = 0)".into(),
+        });
+    }
+    let targets = dims.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d));
+    let targets =
+        targets
+            .filter(|&t| t < u32::MAX as usize)
+            .ok_or_else(|| KernelError::TooLarge {
+                detail: format!(
+                    "the indexed dimensions {dims:?} give u32::MAX or more target slices; the \
+                 kernels number them in 32 bits"
+                ),
+            })?;
+    let too_large = |what: &str| KernelError::TooLarge {
+        detail: format!("{what} overflows usize"),
+    };
+    if rows >= u32::MAX as usize {
+        return Err(KernelError::TooLarge {
+            detail: format!("{rows} index tuples do not fit the kernels' 32-bit row links"),
+        });
+    }
+    Ok(Sizes {
+        k,
+        signed,
+        wide: index_elem.size() > 4,
+        targets,
+        output_len: targets
+            .checked_mul(slice)
+            .ok_or_else(|| too_large("the output size"))?,
+        units: rows
+            .checked_mul(slice)
+            .ok_or_else(|| too_large("the updates size"))?,
+        index_len: rows
+            .checked_mul(k)
+            .ok_or_else(|| too_large("the indices size"))?,
+    })
+}
+
+/// Writes to `output` (`layout.rows * layout.slice` elements of `data_elem`) the slices of
+/// `input` (`prod(layout.dims) * layout.slice` elements) that the index tuples in `indices`
+/// address, row by row: ScatterND's adjoint for the updates. Indices resolve exactly as in
+/// [`launch_scatter_nd`]; a skipped tuple's row is zeros. Nothing is read back to the host.
+///
+/// # Errors
+///
+/// As [`launch_scatter_nd`]'s, for the same layout. Nothing is launched then.
+#[allow(clippy::too_many_arguments)]
+pub fn launch_gather_nd(
+    client: &Client,
+    input: Handle,
+    data_elem: ElemType,
+    indices: Handle,
+    index_elem: ElemType,
+    output: Handle,
+    layout: ScatterNdLayout<'_>,
+    out_of_range: OutOfRange,
+) -> Result<(), KernelError> {
+    let Sizes {
+        k,
+        signed,
+        wide,
+        output_len: input_len,
+        units,
+        index_len,
+        ..
+    } = sizes(layout, index_elem)?;
+    let data_elem = bits_elem(client, data_elem)?;
+    require_binding(client, data_elem, "data")?;
+    require_binding(client, index_elem, "indices")?;
+    require_len(&input, input_len, data_elem.size(), "input")?;
+    require_len(&output, units, data_elem.size(), "output")?;
+    require_len(&indices, index_len, index_elem.size(), "indices")?;
+    if units == 0 {
+        return Ok(());
+    }
+    let dims = dims_u32(client, layout.dims);
+    let (cubes, dim) = elementwise_geometry(client, units);
+    // SAFETY: the handles hold `input_len`, `units`, `index_len` and `k` elements (checked
+    // above); each unit guards itself against `units`, and reads the input only at a target
+    // slice built from coordinates checked against their dimensions, below `input_len`. An
+    // empty input has a dimension of size 0, which no tuple resolves into.
+    unsafe {
+        scatter_nd_gather::launch_unchecked(
+            client,
+            cubes,
+            dim,
+            AddressType::from_len(input_len.max(units).max(index_len)),
+            BufferArg::from_raw_parts(output, units),
+            BufferArg::from_raw_parts(indices, index_len),
+            BufferArg::from_raw_parts(input, input_len),
+            BufferArg::from_raw_parts(dims, k),
+            layout.slice,
+            units,
+            k,
+            signed,
+            wide,
+            out_of_range == OutOfRange::Clamp,
+            [data_elem, index_elem],
+        );
+    }
+    Ok(())
+}
+
+/// The indexed dimensions as the u32 buffer the kernels read.
+fn dims_u32(client: &Client, dims: &[usize]) -> Handle {
+    let dims: Vec<u32> = dims.iter().map(|&d| d as u32).collect();
+    client.create_from_slice(u32::as_bytes(&dims))
+}
+
 /// Applies `updates` to `output` at the index tuples in `indices`, in place, without reading
 /// anything back to the host.
 ///
@@ -122,45 +261,15 @@ pub fn launch_scatter_nd(
     strategy: ScatterStrategy,
 ) -> Result<ScatterStrategy, KernelError> {
     let ScatterNdLayout { dims, rows, slice } = layout;
-    let k = dims.len();
-    let signed = match index_elem {
-        ElemType::Int(_) => true,
-        ElemType::UInt(_) => false,
-        elem => return Err(KernelError::NotAnInteger { elem }),
-    };
-    let wide = index_elem.size() > 4;
-    if k == 0 {
-        return Err(KernelError::ShapeMismatch {
-            detail: "the index tuples have no coordinates (k = 0)".into(),
-        });
-    }
-    let targets = dims.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d));
-    let targets =
-        targets
-            .filter(|&t| t < u32::MAX as usize)
-            .ok_or_else(|| KernelError::TooLarge {
-                detail: format!(
-                    "the indexed dimensions {dims:?} give u32::MAX or more target slices; the \
-                 kernels number them in 32 bits"
-                ),
-            })?;
-    let too_large = |what: &str| KernelError::TooLarge {
-        detail: format!("{what} overflows usize"),
-    };
-    let output_len = targets
-        .checked_mul(slice)
-        .ok_or_else(|| too_large("the output size"))?;
-    let units = rows
-        .checked_mul(slice)
-        .ok_or_else(|| too_large("the updates size"))?;
-    let index_len = rows
-        .checked_mul(k)
-        .ok_or_else(|| too_large("the indices size"))?;
-    if rows >= u32::MAX as usize {
-        return Err(KernelError::TooLarge {
-            detail: format!("{rows} index tuples do not fit the kernels' 32-bit row links"),
-        });
-    }
+    let Sizes {
+        k,
+        signed,
+        wide,
+        targets,
+        output_len,
+        units,
+        index_len,
+    } = sizes(layout, index_elem)?;
 
     // Assign only moves bits: bools run as the unsigned type of their width.
     let data_elem = match reduction {
@@ -195,8 +304,7 @@ pub fn launch_scatter_nd(
 
     let clamp = out_of_range == OutOfRange::Clamp;
     let address = AddressType::from_len(output_len.max(units).max(index_len));
-    let dims_u32: Vec<u32> = dims.iter().map(|&d| d as u32).collect();
-    let dims_handle = client.create_from_slice(u32::as_bytes(&dims_u32));
+    let dims_handle = dims_u32(client, dims);
     // SAFETY: `dims_handle` holds exactly `k` u32 values.
     let dims_arg = || unsafe { BufferArg::from_raw_parts(dims_handle.clone(), k) };
     let (element_cubes, element_dim) = elementwise_geometry(client, units);

@@ -2,6 +2,10 @@
 //! semantics: negative indices count from the end, out-of-range index tuples never touch memory
 //! outside the buffers (skipped or clamped), and reductions apply every duplicate update.
 //!
+//! [`launch_gather_nd`] is the adjoint that ScatterND's backward pass needs: the slices that
+//! the index tuples address, resolved exactly as the scatter resolves them (zeros for skipped
+//! tuples).
+//!
 //! Three strategies, picked by [`launch_scatter_nd`] from the reduction and what the runtime
 //! offers:
 //!
@@ -17,10 +21,10 @@ mod kernel;
 mod launch;
 
 pub use kernel::{
-    ReduceOp, scatter_nd_assign, scatter_nd_atomic, scatter_nd_clear, scatter_nd_link_rows,
-    scatter_nd_reduce_lists,
+    ReduceOp, scatter_nd_assign, scatter_nd_atomic, scatter_nd_clear, scatter_nd_gather,
+    scatter_nd_link_rows, scatter_nd_reduce_lists,
 };
 pub use launch::{
-    OutOfRange, ScatterNdLayout, ScatterReduction, ScatterStrategy, launch_scatter_nd,
-    scatter_strategy,
+    OutOfRange, ScatterNdLayout, ScatterReduction, ScatterStrategy, launch_gather_nd,
+    launch_scatter_nd, scatter_strategy,
 };

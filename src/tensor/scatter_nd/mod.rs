@@ -9,6 +9,8 @@ use burn::tensor::{Bool, Float, Int, Tensor};
 
 pub use options::{OutOfBounds, Reduction, ScatterNdOptions};
 
+#[cfg(feature = "autodiff")]
+pub(crate) use self::check::not_differentiable;
 use self::check::{Operand, check, check_in_range};
 use crate::{DmlOps, DmlOpsError};
 
@@ -69,7 +71,8 @@ pub trait ScatterNdExt<const D: usize, K: burn::tensor::kind::Basic> {
     /// (the indices' last dimension) is 0 or larger than the input's rank, the updates do not
     /// have the shape `batch ++ input.shape[k..]` (the message spells it out), the tensors are on
     /// different devices, a dimension count option is out of range or ignores a dimension that
-    /// is not 1, a Bool tensor is given a reduction other than `Assign`, or (with
+    /// is not 1, a Bool tensor is given a reduction other than `Assign`, a Float operand is
+    /// tracked by autodiff with a reduction that has no gradient (`Mul`, `Min`, `Max`), or (with
     /// `OutOfBounds::Error`) an index tuple is out of range; [`DmlOpsError::UnsupportedDType`]
     /// when the device cannot hold the data or index dtype, or has no arithmetic for the data
     /// dtype that a reduction needs.
@@ -79,6 +82,35 @@ pub trait ScatterNdExt<const D: usize, K: burn::tensor::kind::Basic> {
         updates: Tensor<DU, K>,
         options: ScatterNdOptions,
     ) -> Result<Tensor<D, K>, DmlOpsError>;
+}
+
+/// Whether autodiff tracks a Float operand (it never tracks Int and Bool ones).
+trait Tracked {
+    fn tracked(&self) -> bool;
+}
+
+impl<const D: usize> Tracked for Tensor<D, Float> {
+    #[cfg(feature = "autodiff")]
+    fn tracked(&self) -> bool {
+        self.is_tracked()
+    }
+
+    #[cfg(not(feature = "autodiff"))]
+    fn tracked(&self) -> bool {
+        false
+    }
+}
+
+impl<const D: usize> Tracked for Tensor<D, Int> {
+    fn tracked(&self) -> bool {
+        false
+    }
+}
+
+impl<const D: usize> Tracked for Tensor<D, Bool> {
+    fn tracked(&self) -> bool {
+        false
+    }
 }
 
 macro_rules! impl_scatter_nd {
@@ -114,6 +146,14 @@ macro_rules! impl_scatter_nd {
                     &operand(&updates_shape, updates.dtype(), &updates_device),
                     &options,
                 )?;
+                if !matches!(options.reduction, Reduction::Assign | Reduction::Add)
+                    && (self.tracked() || updates.tracked())
+                {
+                    return Err(DmlOpsError::InvalidArgument {
+                        operator: check::OPERATOR,
+                        detail: check::not_differentiable(options.reduction),
+                    });
+                }
                 if options.out_of_bounds == OutOfBounds::Error {
                     let data = indices.clone().into_data();
                     check_in_range(&data, &plan, &input_shape)?;

@@ -1,0 +1,232 @@
+//! `Autodiff<B, C>` (Burn's autodiff devices): every operator runs on the inner backend `B`.
+//!
+//! BitCount and NonZeroCoordinates return Int tensors, which carry no gradient: a tracked Float
+//! input is read through its primitive. ScatterND on Float tensors records its backward pass for
+//! `Assign` and `Add`; `Mul`, `Min` and `Max` refuse tracked operands (the tensor extension
+//! trait turns that into a [`DmlOpsError`](crate::DmlOpsError) before it gets here).
+
+use burn::backend::Autodiff;
+use burn::backend::TensorMetadata;
+use burn::backend::autodiff::checkpoint::base::Checkpointer;
+use burn::backend::autodiff::checkpoint::strategy::CheckpointStrategy;
+use burn::backend::autodiff::grads::Gradients;
+use burn::backend::autodiff::ops::{Backward, Ops, OpsKind, binary, unary};
+use burn::backend::tensor::{BoolTensor, FloatTensor, IntTensor};
+use burn::tensor::{IntDType, Shape};
+
+use crate::tensor::not_differentiable;
+use crate::{DmlOps, OutOfBounds, Reduction};
+
+impl<B: DmlOps, C: CheckpointStrategy> DmlOps for Autodiff<B, C> {
+    fn int_bit_count(input: IntTensor<Self>, out_dtype: IntDType) -> IntTensor<Self> {
+        B::int_bit_count(input, out_dtype)
+    }
+
+    fn float_bit_count(input: FloatTensor<Self>, out_dtype: IntDType) -> IntTensor<Self> {
+        B::float_bit_count(input.into_primitive(), out_dtype)
+    }
+
+    fn float_nonzero_coordinates(
+        input: FloatTensor<Self>,
+        width: usize,
+        fill: Option<i64>,
+        out_dtype: IntDType,
+    ) -> (IntTensor<Self>, IntTensor<Self>) {
+        B::float_nonzero_coordinates(input.into_primitive(), width, fill, out_dtype)
+    }
+
+    fn int_nonzero_coordinates(
+        input: IntTensor<Self>,
+        width: usize,
+        fill: Option<i64>,
+        out_dtype: IntDType,
+    ) -> (IntTensor<Self>, IntTensor<Self>) {
+        B::int_nonzero_coordinates(input, width, fill, out_dtype)
+    }
+
+    fn bool_nonzero_coordinates(
+        input: BoolTensor<Self>,
+        width: usize,
+        fill: Option<i64>,
+        out_dtype: IntDType,
+    ) -> (IntTensor<Self>, IntTensor<Self>) {
+        B::bool_nonzero_coordinates(input, width, fill, out_dtype)
+    }
+
+    fn float_scatter_nd(
+        input: FloatTensor<Self>,
+        indices: IntTensor<Self>,
+        updates: FloatTensor<Self>,
+        reduction: Reduction,
+        out_of_bounds: OutOfBounds,
+    ) -> FloatTensor<Self> {
+        let prep = ScatterNdBackward
+            .prepare::<C>([input.node(), updates.node()])
+            .compute_bound()
+            .stateful();
+        let updates_shape = updates.primitive().shape();
+        let forward = |indices| {
+            <B as DmlOps>::float_scatter_nd(
+                input.into_primitive(),
+                indices,
+                updates.into_primitive(),
+                reduction,
+                out_of_bounds,
+            )
+        };
+        match prep {
+            OpsKind::Tracked(prep) => {
+                assert!(
+                    matches!(reduction, Reduction::Assign | Reduction::Add),
+                    "ScatterND: {}",
+                    not_differentiable(reduction)
+                );
+                let state = ScatterNdState {
+                    indices: indices.clone(),
+                    updates_shape,
+                    reduction,
+                    out_of_bounds,
+                };
+                prep.finish(state, forward(indices))
+            }
+            OpsKind::UnTracked(prep) => prep.finish(forward(indices)),
+        }
+    }
+
+    fn float_gather_nd_slices(
+        input: FloatTensor<Self>,
+        indices: IntTensor<Self>,
+        out_of_bounds: OutOfBounds,
+        shape: Shape,
+    ) -> FloatTensor<Self> {
+        let prep = GatherNdBackward
+            .prepare::<C>([input.node()])
+            .compute_bound()
+            .stateful();
+        let input_shape = input.primitive().shape();
+        let forward = |indices| {
+            B::float_gather_nd_slices(input.into_primitive(), indices, out_of_bounds, shape)
+        };
+        match prep {
+            OpsKind::Tracked(prep) => {
+                let state = GatherNdState {
+                    indices: indices.clone(),
+                    input_shape,
+                    out_of_bounds,
+                };
+                prep.finish(state, forward(indices))
+            }
+            OpsKind::UnTracked(prep) => prep.finish(forward(indices)),
+        }
+    }
+
+    fn int_scatter_nd(
+        input: IntTensor<Self>,
+        indices: IntTensor<Self>,
+        updates: IntTensor<Self>,
+        reduction: Reduction,
+        out_of_bounds: OutOfBounds,
+    ) -> IntTensor<Self> {
+        <B as DmlOps>::int_scatter_nd(input, indices, updates, reduction, out_of_bounds)
+    }
+
+    fn bool_scatter_nd(
+        input: BoolTensor<Self>,
+        indices: IntTensor<Self>,
+        updates: BoolTensor<Self>,
+        reduction: Reduction,
+        out_of_bounds: OutOfBounds,
+    ) -> BoolTensor<Self> {
+        <B as DmlOps>::bool_scatter_nd(input, indices, updates, reduction, out_of_bounds)
+    }
+}
+
+/// ScatterND's backward pass (`Assign` and `Add`).
+#[derive(Debug)]
+struct ScatterNdBackward;
+
+/// What ScatterND's backward pass keeps from the forward call.
+#[derive(Clone, Debug)]
+struct ScatterNdState<B: DmlOps> {
+    indices: IntTensor<B>,
+    updates_shape: Shape,
+    reduction: Reduction,
+    out_of_bounds: OutOfBounds,
+}
+
+impl<B: DmlOps> Backward<B, 2> for ScatterNdBackward {
+    type State = ScatterNdState<B>;
+
+    /// With `G` the output's gradient:
+    /// - input: `Add` passes `G` through; `Assign` zeroes the elements that an update replaced
+    ///   (a ScatterND of zeros with the same indices and policy);
+    /// - updates: each row gets `G` at the slice its index tuple addressed (after wrapping and
+    ///   clamping), and zeros when the tuple was skipped.
+    fn backward(
+        self,
+        ops: Ops<Self::State, 2>,
+        grads: &mut Gradients,
+        _checkpointer: &mut Checkpointer,
+    ) {
+        let ScatterNdState {
+            indices,
+            updates_shape,
+            reduction,
+            out_of_bounds,
+        } = ops.state;
+        let (indices_4input, shape_4input) = (indices.clone(), updates_shape.clone());
+        binary::<B, _, _>(
+            ops.parents,
+            ops.node,
+            grads,
+            |grad| match reduction {
+                Reduction::Assign => {
+                    let zeros = B::float_zeros(shape_4input, &grad.device(), grad.dtype().into());
+                    <B as DmlOps>::float_scatter_nd(
+                        grad,
+                        indices_4input,
+                        zeros,
+                        Reduction::Assign,
+                        out_of_bounds,
+                    )
+                }
+                _ => grad,
+            },
+            |grad| B::float_gather_nd_slices(grad, indices, out_of_bounds, updates_shape),
+        );
+    }
+}
+
+/// The backward pass of [`DmlOps::float_gather_nd_slices`]: the gradient of the gathered rows,
+/// added back into zeros at the slices they came from.
+#[derive(Debug)]
+struct GatherNdBackward;
+
+/// What the gather's backward pass keeps from the forward call.
+#[derive(Clone, Debug)]
+struct GatherNdState<B: DmlOps> {
+    indices: IntTensor<B>,
+    input_shape: Shape,
+    out_of_bounds: OutOfBounds,
+}
+
+impl<B: DmlOps> Backward<B, 1> for GatherNdBackward {
+    type State = GatherNdState<B>;
+
+    fn backward(
+        self,
+        ops: Ops<Self::State, 1>,
+        grads: &mut Gradients,
+        _checkpointer: &mut Checkpointer,
+    ) {
+        let GatherNdState {
+            indices,
+            input_shape,
+            out_of_bounds,
+        } = ops.state;
+        unary::<B, _>(ops.parents, ops.node, grads, |grad| {
+            let zeros = B::float_zeros(input_shape, &grad.device(), grad.dtype().into());
+            <B as DmlOps>::float_scatter_nd(zeros, indices, grad, Reduction::Add, out_of_bounds)
+        });
+    }
+}

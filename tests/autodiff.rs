@@ -1,0 +1,342 @@
+//! The operators on Burn's autodiff devices (Flex and wgpu underneath): ScatterND's gradients
+//! against central finite differences, the reductions without a gradient, BitCount and
+//! NonZeroCoordinates on tracked tensors, and a few SGD steps through `scatter_nd_update`.
+
+mod common;
+
+use burn::backend::Dispatch;
+use burn::tensor::{Device, Int, Tensor, TensorData};
+use burn_dml_ops::DmlOps;
+use burn_dml_ops::prelude::*;
+use common::*;
+
+/// Flex, wgpu (and NdArray with its feature), each under autodiff.
+fn autodiff_devices() -> Vec<Device> {
+    let mut devices = vec![flex().autodiff(), wgpu().autodiff()];
+    #[cfg(feature = "ndarray")]
+    #[allow(deprecated)]
+    devices.push(Device::ndarray().autodiff());
+    devices
+}
+
+fn values<const D: usize>(tensor: Tensor<D>) -> Vec<f32> {
+    tensor
+        .into_data()
+        .convert::<f32>()
+        .try_to_vec::<f32>()
+        .unwrap()
+}
+
+/// One ScatterND case: shapes, index tuples and options, with values derived from a seed.
+struct Case {
+    input_shape: Vec<usize>,
+    indices: Vec<i64>,
+    indices_shape: Vec<usize>,
+    updates_shape: Vec<usize>,
+    options: ScatterNdOptions,
+}
+
+/// Deterministic values in about [-2, 2], different for each `salt`.
+fn pseudo_random(len: usize, salt: u64) -> Vec<f32> {
+    (0..len as u64)
+        .map(|i| {
+            let x = (i + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ salt.wrapping_mul(0xBF58_476D);
+            ((x >> 40) % 4001) as f32 / 1000.0 - 2.0
+        })
+        .collect()
+}
+
+/// `loss = sum(weights * scatter(input, updates)^2)`: not linear, so a gradient that ignores
+/// where a value went cannot pass.
+fn loss<const D: usize, const DI: usize, const DU: usize>(
+    case: &Case,
+    input: Tensor<D>,
+    updates: Tensor<DU>,
+    weights: Tensor<D>,
+) -> Tensor<1> {
+    let device = input.device();
+    let indices = Tensor::<DI, Int>::from_data(
+        TensorData::new(case.indices.clone(), case.indices_shape.clone()),
+        &device,
+    );
+    let output = input
+        .try_scatter_nd(indices, updates, case.options.clone())
+        .unwrap();
+    (output.clone() * output * weights).sum()
+}
+
+/// The analytic gradients on `device` and central differences of the loss, both for the input
+/// and the updates, within a tolerance that f32 rounding over a step of 1e-2 allows.
+fn check_gradients<const D: usize, const DI: usize, const DU: usize>(case: &Case, device: &Device) {
+    let input_len: usize = case.input_shape.iter().product();
+    let updates_len: usize = case.updates_shape.iter().product();
+    let input_values = pseudo_random(input_len, 1);
+    let update_values = pseudo_random(updates_len, 2);
+    let weight_values = pseudo_random(input_len, 3);
+    let data = |values: &[f32], shape: &[usize]| TensorData::new(values.to_vec(), shape.to_vec());
+    let forward = |input: &[f32], updates: &[f32], device: &Device| -> f32 {
+        let loss = loss::<D, DI, DU>(
+            case,
+            Tensor::from_data(data(input, &case.input_shape), device),
+            Tensor::from_data(data(updates, &case.updates_shape), device),
+            Tensor::from_data(data(&weight_values, &case.input_shape), device),
+        );
+        values(loss)[0]
+    };
+
+    let input = Tensor::<D>::from_data(data(&input_values, &case.input_shape), device);
+    let updates = Tensor::<DU>::from_data(data(&update_values, &case.updates_shape), device);
+    let weights = Tensor::<D>::from_data(data(&weight_values, &case.input_shape), device);
+    let (input, updates) = (input.require_grad(), updates.require_grad());
+    let grads = loss::<D, DI, DU>(case, input.clone(), updates.clone(), weights).backward();
+    let input_grad = values(input.grad(&grads).expect("the input has a gradient"));
+    let updates_grad = values(updates.grad(&grads).expect("the updates have a gradient"));
+
+    // Finite differences on the same device without autodiff.
+    let plain = device.clone().inner();
+    let eps = 1e-2f32;
+    let central = |which: usize, i: usize| {
+        let (mut up, mut down) = (
+            [input_values.clone(), update_values.clone()],
+            [input_values.clone(), update_values.clone()],
+        );
+        up[which][i] += eps;
+        down[which][i] -= eps;
+        (forward(&up[0], &up[1], &plain) - forward(&down[0], &down[1], &plain)) / (2.0 * eps)
+    };
+    for (which, analytic, name) in [(0, &input_grad, "input"), (1, &updates_grad, "updates")] {
+        for (i, &a) in analytic.iter().enumerate() {
+            let numeric = central(which, i);
+            assert!(
+                (a - numeric).abs() <= 2e-2 * (1.0 + numeric.abs()),
+                "{:?} on {device:?}: d loss / d {name}[{i}] is {a}, finite differences give \
+                 {numeric} (input {:?}, indices {:?}, updates {:?})",
+                case.options,
+                case.input_shape,
+                case.indices,
+                case.updates_shape,
+            );
+        }
+    }
+}
+
+fn options(reduction: Reduction, out_of_bounds: OutOfBounds) -> ScatterNdOptions {
+    ScatterNdOptions {
+        reduction,
+        out_of_bounds,
+        ..Default::default()
+    }
+}
+
+#[test]
+fn scatter_nd_gradients_match_finite_differences() {
+    for device in autodiff_devices() {
+        for out_of_bounds in [OutOfBounds::Skip, OutOfBounds::Clamp] {
+            // Unique targets for Assign (with duplicates the winner is unspecified): rows 1 and
+            // 3 (as -1), and -9, out of range (skipped, or clamped onto row 0).
+            let assign = Case {
+                input_shape: vec![4, 3],
+                indices: vec![1, -1, -9],
+                indices_shape: vec![3, 1],
+                updates_shape: vec![3, 3],
+                options: options(Reduction::Assign, out_of_bounds),
+            };
+            check_gradients::<2, 2, 2>(&assign, &device);
+            // Add with duplicates, negative and out-of-range tuples, k = 2 of a rank-3 input.
+            let add = Case {
+                input_shape: vec![3, 2, 2],
+                indices: vec![0, 1, 0, 1, -1, 0, 5, 0, 2, -3],
+                indices_shape: vec![5, 2],
+                updates_shape: vec![5, 2],
+                options: options(Reduction::Add, out_of_bounds),
+            };
+            check_gradients::<3, 2, 2>(&add, &device);
+        }
+        // Leading 1s ignored by `input_dims`, and updates with leading 1s.
+        let dims = Case {
+            input_shape: vec![1, 1, 3, 2],
+            indices: vec![2, 0],
+            indices_shape: vec![1, 2, 1],
+            updates_shape: vec![1, 2, 2],
+            options: ScatterNdOptions {
+                input_dims: Some(2),
+                ..options(Reduction::Assign, OutOfBounds::Skip)
+            },
+        };
+        check_gradients::<4, 3, 3>(&dims, &device);
+    }
+}
+
+#[test]
+fn assign_gradient_zeroes_replaced_elements_and_skips_dropped_rows() {
+    for device in autodiff_devices() {
+        let input = Tensor::<1>::from_data([1.0, 2.0, 3.0, 4.0], &device).require_grad();
+        let updates = Tensor::<1>::from_data([10.0, 20.0, 30.0], &device).require_grad();
+        let indices = Tensor::<2, Int>::from_data([[2], [-4], [4]], &device);
+        let output = input.clone().scatter_nd_update(indices, updates.clone());
+        let scale = Tensor::<1>::from_data([1.0, 2.0, 3.0, 4.0], &device);
+        let grads = (output * scale).sum().backward();
+        assert_eq!(
+            values(input.grad(&grads).unwrap()),
+            vec![0.0, 2.0, 0.0, 4.0],
+            "{device:?}: elements 0 and 2 were replaced"
+        );
+        assert_eq!(
+            values(updates.grad(&grads).unwrap()),
+            vec![3.0, 1.0, 0.0],
+            "{device:?}: the third tuple (4) is out of range and skipped"
+        );
+    }
+}
+
+#[test]
+fn gather_nd_slices_gradient_adds_back_into_the_source() {
+    for device in autodiff_devices() {
+        let input =
+            Tensor::<2>::from_data([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], &device).require_grad();
+        let indices = Tensor::<2, Int>::from_data([[2], [0], [2], [7]], &device);
+        let gathered = <Dispatch as DmlOps>::float_gather_nd_slices(
+            input.clone().into_dispatch(),
+            indices.into_dispatch(),
+            OutOfBounds::Skip,
+            [4, 2].into(),
+        );
+        let gathered = Tensor::<2>::from_dispatch(gathered);
+        assert_eq!(
+            values(gathered.clone()),
+            vec![5.0, 6.0, 1.0, 2.0, 5.0, 6.0, 0.0, 0.0],
+            "{device:?}: rows 2, 0, 2, then zeros for the skipped tuple"
+        );
+        let grads = (gathered * 2.0).sum().backward();
+        assert_eq!(
+            values(input.grad(&grads).unwrap()),
+            vec![2.0, 2.0, 0.0, 0.0, 4.0, 4.0],
+            "{device:?}: row 2 was gathered twice, row 1 never"
+        );
+    }
+}
+
+#[test]
+fn reductions_without_a_gradient_are_errors_on_tracked_operands() {
+    for device in autodiff_devices() {
+        for reduction in [Reduction::Mul, Reduction::Min, Reduction::Max] {
+            let input = Tensor::<1>::from_data([1.0, 2.0, 3.0], &device);
+            let updates = Tensor::<1>::from_data([5.0, -1.0], &device);
+            let indices = Tensor::<2, Int>::from_data([[0], [2]], &device);
+            let options = options(reduction, OutOfBounds::Skip);
+            for (input, updates) in [
+                (input.clone().require_grad(), updates.clone()),
+                (input.clone(), updates.clone().require_grad()),
+            ] {
+                let err = input
+                    .try_scatter_nd(indices.clone(), updates, options.clone())
+                    .expect_err("a tracked operand of Mul/Min/Max");
+                let message = err.to_string();
+                assert!(
+                    message.contains(&format!("{reduction:?}")) && message.contains("no gradient"),
+                    "{device:?}: {message}"
+                );
+            }
+            // Untracked operands on an autodiff device compute as on the plain device.
+            let on_autodiff = values(
+                input
+                    .clone()
+                    .try_scatter_nd(indices.clone(), updates.clone(), options.clone())
+                    .unwrap(),
+            );
+            let expected = values(
+                input
+                    .inner()
+                    .try_scatter_nd(indices.inner(), updates.inner(), options)
+                    .unwrap(),
+            );
+            assert_eq!(on_autodiff, expected, "{device:?} {reduction:?}");
+        }
+    }
+}
+
+#[test]
+fn bit_count_and_nonzero_run_on_tracked_tensors() {
+    for device in autodiff_devices() {
+        let x = Tensor::<2>::from_data([[0.0, 1.5], [-0.0, 3.0]], &device).require_grad();
+        let y = x.clone() * 2.0;
+        let bits = y.clone().bit_count();
+        let plain = Tensor::<2>::from_data([[0.0, 3.0], [-0.0, 6.0]], &device.clone().inner());
+        assert_eq!(
+            to_i64(&bits.into_data()),
+            to_i64(&plain.clone().bit_count().into_data()),
+            "{device:?}"
+        );
+        let found = y.clone().nonzero_coordinates();
+        let expected = plain.nonzero_coordinates();
+        assert_eq!(
+            to_i64(&found.count.into_data()),
+            to_i64(&expected.count.into_data()),
+            "{device:?}"
+        );
+        assert_eq!(
+            to_i64(&found.coordinates.into_data()),
+            to_i64(&expected.coordinates.into_data()),
+            "{device:?}"
+        );
+        // The graph around them still differentiates.
+        let grads = y.sum().backward();
+        assert_eq!(values(x.grad(&grads).unwrap()), vec![2.0; 4], "{device:?}");
+        // Int tensors on an autodiff device.
+        let ints = int_tensor::<1>(TensorData::from([0i32, 7, -1]), &device);
+        assert_eq!(
+            to_i64(&ints.clone().bit_count().into_data()),
+            vec![0, 3, 32],
+            "{device:?}"
+        );
+        assert_eq!(
+            to_i64(&ints.nonzero_coordinates().count.into_data()),
+            vec![2],
+            "{device:?}"
+        );
+    }
+}
+
+/// SGD on rows written into a buffer by `scatter_nd_update`: the loss goes down at every step
+/// and the rows converge to the targets at their positions (the other positions are not
+/// learnable, so the loss keeps their share).
+#[test]
+fn sgd_through_scatter_nd_reduces_the_loss() {
+    for device in autodiff_devices() {
+        let target_values = pseudo_random(8 * 4, 7);
+        let target = Tensor::<2>::from_data(
+            TensorData::new(target_values.clone(), [8, 4]),
+            &device.clone().inner(),
+        )
+        .autodiff();
+        let positions = [1usize, 3, 6, 7, 0];
+        let indices = Tensor::<2, Int>::from_data([[1], [3], [-2], [7], [0]], &device);
+        let mut rows = Tensor::<2>::zeros([5, 4], &device).require_grad();
+        let mut losses = Vec::new();
+        for _ in 0..20 {
+            let buffer = Tensor::<2>::zeros([8, 4], &device);
+            let written = buffer.scatter_nd_update(indices.clone(), rows.clone());
+            let loss = (written - target.clone()).powi_scalar(2).mean();
+            let grads = loss.backward();
+            losses.push(values(loss)[0]);
+            let grad = rows.grad(&grads).expect("the rows have a gradient");
+            // d loss / d row = 2 (row - target) / 32: a rate of 8 halves the error per step.
+            rows = (rows.inner() - grad * 8.0).autodiff().require_grad();
+        }
+        // Strictly down while the error is large, never up once it has converged.
+        assert!(
+            losses[..6].windows(2).all(|w| w[1] < w[0]) && losses.windows(2).all(|w| w[1] <= w[0]),
+            "{device:?}: the loss went {losses:?}"
+        );
+        let learned = values(rows.inner());
+        for (row, &position) in positions.iter().enumerate() {
+            for col in 0..4 {
+                let (got, want) = (learned[row * 4 + col], target_values[position * 4 + col]);
+                assert!(
+                    (got - want).abs() < 1e-3,
+                    "{device:?}: row {row} col {col} learned {got}, target {want}"
+                );
+            }
+        }
+    }
+}

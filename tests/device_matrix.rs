@@ -1,0 +1,158 @@
+//! The same small case of each operator on every device the enabled features provide, checked
+//! against the spec's values, so that every device agrees with every other.
+//!
+//! Run with `--nocapture` to see the matrix.
+
+#![cfg_attr(feature = "ndarray", allow(deprecated))]
+
+mod common;
+
+use burn::tensor::{Device, Int, Tensor, TensorData};
+use burn_dml_ops::prelude::*;
+use common::*;
+
+/// Every device of the matrix, with the name the README's table uses.
+fn matrix() -> Vec<(&'static str, Device)> {
+    let mut devices = vec![("Flex", flex())];
+    #[cfg(feature = "ndarray")]
+    devices.push(("NdArray", Device::ndarray()));
+    devices.push(("wgpu", default_device()));
+    devices.push(("Autodiff<Flex>", flex().autodiff()));
+    #[cfg(feature = "ndarray")]
+    devices.push(("Autodiff<NdArray>", Device::ndarray().autodiff()));
+    devices.push(("Autodiff<wgpu>", default_device().autodiff()));
+    devices
+}
+
+/// What one operator returned on one device, as i64 or f32 values.
+#[derive(Debug, PartialEq)]
+enum Output {
+    Ints(Vec<i64>),
+    Floats(Vec<f32>),
+}
+
+fn ints(data: TensorData) -> Output {
+    Output::Ints(to_i64(&data))
+}
+
+fn floats(data: TensorData) -> Output {
+    Output::Floats(data.convert::<f32>().try_to_vec::<f32>().unwrap())
+}
+
+/// Each operator's case, its expected values (from the spec), and what `device` returns.
+fn cases(device: &Device) -> Vec<(&'static str, Output, Output)> {
+    // I32 everywhere (NdArray's default Int dtype is I64, where -1 has 64 bits set).
+    let int_input = int_tensor::<1>(TensorData::from([0i32, 7, -1, 255]), device);
+    let float_input =
+        Tensor::<2>::from_data([[0.0, 1.0], [-0.0, 0.5]], device).require_grad_if(device);
+    let mask = Tensor::<2, Int>::from_data([[0, 3, 0], [5, 0, 1]], device);
+    let padded = mask
+        .clone()
+        .nonzero_coordinates_with(NonZeroOptions {
+            fill: Some(-1),
+            ..Default::default()
+        })
+        .unwrap();
+    let exact = mask.nonzero_coordinates().into_exact();
+    let line = Tensor::<1>::from_data([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0], device);
+    let tuples = Tensor::<2, Int>::from_data([[4], [-5], [1], [7]], device);
+    let rows = Tensor::<1>::from_data([9.0, 10.0, 11.0, 12.0], device);
+    let counts = Tensor::<2, Int>::zeros([2, 3], device);
+    let pairs = Tensor::<2, Int>::from_data([[0, 1], [0, 1]], device);
+    let add = ScatterNdOptions {
+        reduction: Reduction::Add,
+        ..Default::default()
+    };
+    vec![
+        (
+            "BitCount (Int)",
+            Output::Ints(vec![0, 3, 32, 8]),
+            ints(int_input.bit_count().into_data()),
+        ),
+        (
+            "BitCount (Float)",
+            Output::Ints(vec![0, 7, 1, 6]),
+            ints(float_input.clone().bit_count().into_data()),
+        ),
+        (
+            "NonZeroCoordinates (padded)",
+            Output::Ints(vec![3, 0, 1, 1, 0, 1, 2, -1, -1, -1, -1, -1, -1]),
+            Output::Ints(
+                [padded.count.into_data(), padded.coordinates.into_data()]
+                    .iter()
+                    .flat_map(to_i64)
+                    .collect(),
+            ),
+        ),
+        (
+            "NonZeroCoordinates (exact)",
+            Output::Ints(vec![0, 1, 1, 0, 1, 2]),
+            ints(exact.into_data()),
+        ),
+        (
+            "NonZeroCoordinates (Float)",
+            Output::Ints(vec![2]),
+            ints(float_input.nonzero_coordinates().count.into_data()),
+        ),
+        (
+            "ScatterND (Assign)",
+            Output::Floats(vec![1.0, 11.0, 3.0, 10.0, 9.0, 6.0, 7.0, 12.0]),
+            floats(line.scatter_nd_update(tuples, rows).into_data()),
+        ),
+        (
+            "ScatterND (Add, Int)",
+            Output::Ints(vec![0, 8, 0, 0, 0, 0]),
+            ints(
+                counts
+                    .try_scatter_nd(pairs, Tensor::<1, Int>::from_data([5, 3], device), add)
+                    .unwrap()
+                    .into_data(),
+            ),
+        ),
+    ]
+}
+
+/// `require_grad` on autodiff devices, so that the Float cases run through tracked tensors.
+trait RequireGradIf {
+    fn require_grad_if(self, device: &Device) -> Self;
+}
+
+impl<const D: usize> RequireGradIf for Tensor<D> {
+    fn require_grad_if(self, device: &Device) -> Self {
+        if device.is_autodiff() {
+            self.require_grad()
+        } else {
+            self
+        }
+    }
+}
+
+#[test]
+fn every_device_gives_the_spec_values() {
+    let mut failures = Vec::new();
+    let devices = matrix();
+    println!(
+        "| device | {} |",
+        cases(&flex())
+            .iter()
+            .map(|c| c.0)
+            .collect::<Vec<_>>()
+            .join(" | ")
+    );
+    for (name, device) in &devices {
+        let mut row = Vec::new();
+        for (case, expected, got) in cases(device) {
+            if expected == got {
+                row.push("ok");
+            } else {
+                row.push("FAILS");
+                failures.push(format!(
+                    "{name}: {case}: expected {expected:?}, got {got:?}"
+                ));
+            }
+        }
+        println!("| {name} | {} |", row.join(" | "));
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(devices.len() >= 5, "the matrix lost devices: {devices:?}");
+}
