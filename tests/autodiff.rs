@@ -340,3 +340,145 @@ fn sgd_through_scatter_nd_reduces_the_loss() {
         }
     }
 }
+
+/// The coordinate `v` addresses in a dimension of size `d` (explicit range tests, not the
+/// crate's wrap-then-check), or `None` when the tuple is dropped.
+fn oracle_index(v: i64, d: i64, clamp: bool) -> Option<i64> {
+    if (0..d).contains(&v) {
+        Some(v)
+    } else if (-d..0).contains(&v) {
+        Some(d + v)
+    } else if clamp {
+        Some(if v < 0 { 0 } else { d - 1 })
+    } else {
+        None
+    }
+}
+
+/// One random gradient case of rank `D`: `loss = sum(weights * scatter(input, updates))`, whose
+/// gradients the oracle knows exactly: the input's is `weights` (zeroed at replaced slices for
+/// `Assign`), each updates row's is `weights` at its target slice, or zeros when dropped.
+fn gradient_case<const D: usize>(
+    shape: Vec<usize>,
+    k: usize,
+    tuples: Vec<i64>,
+    reduction: Reduction,
+    clamp: bool,
+    device: &Device,
+) {
+    let rows = tuples.len() / k;
+    let numel: usize = shape.iter().product();
+    let slice: usize = shape[k..].iter().product();
+    let strides: Vec<usize> = (0..k).map(|i| shape[i + 1..k].iter().product()).collect();
+    let weights = pseudo_random(numel, 11);
+    // The updates as rank D: leading 1s, the rows, then the slice's dimensions.
+    let mut updates_shape = vec![1; k - 1];
+    updates_shape.push(rows);
+    updates_shape.extend_from_slice(&shape[k..]);
+
+    let input = Tensor::<D>::from_data(
+        TensorData::new(pseudo_random(numel, 12), shape.clone()),
+        device,
+    )
+    .require_grad();
+    let updates = Tensor::<D>::from_data(
+        TensorData::new(pseudo_random(rows * slice, 13), updates_shape),
+        device,
+    )
+    .require_grad();
+    let indices = Tensor::<2, Int>::from_data(TensorData::new(tuples.clone(), [rows, k]), device);
+    let options = ScatterNdOptions {
+        reduction,
+        out_of_bounds: if clamp {
+            OutOfBounds::Clamp
+        } else {
+            OutOfBounds::Skip
+        },
+        ..Default::default()
+    };
+    let output = input
+        .clone()
+        .try_scatter_nd(indices, updates.clone(), options)
+        .unwrap();
+    let w = Tensor::<D>::from_data(TensorData::new(weights.clone(), shape.clone()), device);
+    let grads = (output * w).sum().backward();
+
+    let mut input_grad = weights.clone();
+    let mut updates_grad = vec![0.0f32; rows * slice];
+    for (row, tuple) in tuples.chunks(k).enumerate() {
+        let target: Option<usize> = tuple
+            .iter()
+            .zip(&shape)
+            .zip(&strides)
+            .map(|((&v, &d), &s)| oracle_index(v, d as i64, clamp).map(|c| c as usize * s))
+            .sum();
+        let Some(target) = target else { continue };
+        let range = target * slice..(target + 1) * slice;
+        updates_grad[row * slice..(row + 1) * slice].copy_from_slice(&weights[range.clone()]);
+        if reduction == Reduction::Assign {
+            input_grad[range].fill(0.0);
+        }
+    }
+    let context = format!("{device:?} {shape:?} k={k} {tuples:?} {reduction:?} clamp={clamp}");
+    let got_input = values(input.grad(&grads).expect("input gradient"));
+    let got_updates = values(updates.grad(&grads).expect("updates gradient"));
+    assert_eq!(got_input, input_grad, "input gradient, {context}");
+    assert_eq!(got_updates, updates_grad, "updates gradient, {context}");
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(32))]
+
+    /// Random shapes (ranks 1 to 8), tuple sizes, policies and index patterns: `Add` with
+    /// duplicates and out-of-range tuples, `Assign` with distinct in-range targets (negative
+    /// half the time), on Flex and wgpu under autodiff.
+    #[test]
+    fn random_gradients_match_the_oracle(
+        shape in proptest::collection::vec(1usize..=3, 1..=8),
+        k_pick in 0usize..8,
+        picks in proptest::collection::vec(proptest::prelude::any::<u64>(), 0..12),
+        assign in proptest::prelude::any::<bool>(),
+        clamp in proptest::prelude::any::<bool>(),
+    ) {
+        let k = 1 + k_pick % shape.len();
+        let dims = &shape[..k];
+        let targets: usize = dims.iter().product();
+        let tuples: Vec<i64> = if assign {
+            // Distinct targets: the first occurrence of each pick, as coordinates.
+            let mut seen = std::collections::HashSet::new();
+            picks
+                .iter()
+                .map(|&p| (p as usize % targets, p))
+                .filter(|(t, _)| seen.insert(*t))
+                .flat_map(|(t, p)| {
+                    let mut rest = t;
+                    let mut coords = vec![0i64; k];
+                    for j in (0..k).rev() {
+                        let d = dims[j];
+                        let c = (rest % d) as i64;
+                        rest /= d;
+                        coords[j] = if (p >> j) & 1 == 1 { c - d as i64 } else { c };
+                    }
+                    coords
+                })
+                .collect()
+        } else {
+            picks
+                .iter()
+                .flat_map(|&p| {
+                    (0..k).map(move |j| {
+                        let d = dims[j] as i64;
+                        ((p >> (8 * j)) % (2 * d as u64 + 2)) as i64 - d - 1
+                    })
+                })
+                .collect()
+        };
+        let reduction = if assign { Reduction::Assign } else { Reduction::Add };
+        for device in [flex().autodiff(), wgpu().autodiff()] {
+            with_rank!(
+                shape.len(),
+                gradient_case(shape.clone(), k, tuples.clone(), reduction, clamp, &device)
+            );
+        }
+    }
+}

@@ -47,6 +47,30 @@ use crate::{DmlOps, DmlOpsError};
 /// let output = counts.try_scatter_nd(indices, updates, options).unwrap();
 /// assert_eq!(output.to_data().try_to_vec::<i32>().unwrap(), vec![0, 8, 0, 0, 0, 0]);
 /// ```
+///
+/// # Gradients
+///
+/// On an autodiff device (the `autodiff` feature, on by default), Float ScatterND with `Assign`
+/// or `Add` is differentiable in both the input and the updates. Each updates row gets the
+/// output's gradient at the slice it was written to (zeros when its tuple was skipped); with
+/// `Assign`, the input's gradient is zero where an update replaced an element. With duplicate
+/// tuples under `Assign` every duplicate row gets that gradient, although only one of them
+/// supplied the value. `Mul`, `Min` and `Max` on tracked operands are an error.
+///
+/// ```
+/// use burn::tensor::{Device, Int, Tensor};
+/// use burn_dml_ops::prelude::*;
+///
+/// let device = Device::flex().autodiff();
+/// let rows = Tensor::<2>::ones([2, 2], &device).require_grad();
+/// let buffer = Tensor::<2>::zeros([3, 2], &device).require_grad();
+/// let positions = Tensor::<2, Int>::from_data([[0], [-1]], &device);
+/// let output = buffer.clone().scatter_nd_update(positions, rows.clone());
+/// let grads = (output * 3.0).sum().backward();
+/// let grad = |t: Tensor<2>| t.grad(&grads).unwrap().to_data().try_to_vec::<f32>().unwrap();
+/// assert_eq!(grad(rows), vec![3.0; 4]);
+/// assert_eq!(grad(buffer), vec![0.0, 0.0, 3.0, 3.0, 0.0, 0.0]);
+/// ```
 pub trait ScatterNdExt<const D: usize, K: burn::tensor::kind::Basic> {
     /// `Assign`, out-of-range index tuples skipped.
     ///
