@@ -341,20 +341,6 @@ fn sgd_through_scatter_nd_reduces_the_loss() {
     }
 }
 
-/// The coordinate `v` addresses in a dimension of size `d` (explicit range tests, not the
-/// crate's wrap-then-check), or `None` when the tuple is dropped.
-fn oracle_index(v: i64, d: i64, clamp: bool) -> Option<i64> {
-    if (0..d).contains(&v) {
-        Some(v)
-    } else if (-d..0).contains(&v) {
-        Some(d + v)
-    } else if clamp {
-        Some(if v < 0 { 0 } else { d - 1 })
-    } else {
-        None
-    }
-}
-
 /// One random gradient case of rank `D`: `loss = sum(weights * scatter(input, updates))`, whose
 /// gradients the oracle knows exactly: the input's is `weights` (zeroed at replaced slices for
 /// `Assign`), each updates row's is `weights` at its target slice, or zeros when dropped.
@@ -410,7 +396,7 @@ fn gradient_case<const D: usize>(
             .iter()
             .zip(&shape)
             .zip(&strides)
-            .map(|((&v, &d), &s)| oracle_index(v, d as i64, clamp).map(|c| c as usize * s))
+            .map(|((&v, &d), &s)| oracle_index(v, d, clamp).map(|c| c * s))
             .sum();
         let Some(target) = target else { continue };
         let range = target * slice..(target + 1) * slice;

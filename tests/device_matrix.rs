@@ -43,8 +43,10 @@ fn floats(data: TensorData) -> Output {
 fn cases(device: &Device) -> Vec<(&'static str, Output, Output)> {
     // I32 everywhere (NdArray's default Int dtype is I64, where -1 has 64 bits set).
     let int_input = int_tensor::<1>(TensorData::from([0i32, 7, -1, 255]), device);
-    let float_input =
-        Tensor::<2>::from_data([[0.0, 1.0], [-0.0, 0.5]], device).require_grad_if(device);
+    let float_input = tracked_on_autodiff(
+        Tensor::<2>::from_data([[0.0, 1.0], [-0.0, 0.5]], device),
+        device,
+    );
     let mask = Tensor::<2, Int>::from_data([[0, 3, 0], [5, 0, 1]], device);
     let padded = mask
         .clone()
@@ -112,18 +114,12 @@ fn cases(device: &Device) -> Vec<(&'static str, Output, Output)> {
     ]
 }
 
-/// `require_grad` on autodiff devices, so that the Float cases run through tracked tensors.
-trait RequireGradIf {
-    fn require_grad_if(self, device: &Device) -> Self;
-}
-
-impl<const D: usize> RequireGradIf for Tensor<D> {
-    fn require_grad_if(self, device: &Device) -> Self {
-        if device.is_autodiff() {
-            self.require_grad()
-        } else {
-            self
-        }
+/// `tensor`, tracked on autodiff devices so that the Float cases run through tracked tensors.
+fn tracked_on_autodiff<const D: usize>(tensor: Tensor<D>, device: &Device) -> Tensor<D> {
+    if device.is_autodiff() {
+        tensor.require_grad()
+    } else {
+        tensor
     }
 }
 

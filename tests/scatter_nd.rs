@@ -20,20 +20,6 @@ enum Expected {
     OneOf(Vec<f64>),
 }
 
-/// The coordinate `v` addresses in a dimension of size `d`, or `None` when it is dropped.
-fn oracle_index(v: i64, d: usize, clamp: bool) -> Option<usize> {
-    let d = d as i64;
-    if (0..d).contains(&v) {
-        Some(v as usize)
-    } else if (-d..0).contains(&v) {
-        Some((d + v) as usize)
-    } else if clamp && d > 0 {
-        Some(if v < 0 { 0 } else { (d - 1) as usize })
-    } else {
-        None
-    }
-}
-
 /// The expected output of ScatterND on `input` (shape `shape`), index tuples `indices`
 /// (`k` each) and `updates` (one row of `prod(shape[k..])` per tuple).
 fn oracle(

@@ -191,6 +191,7 @@ pub(crate) fn gather_nd(
     );
     let source = input.as_bytes();
     let mut raw = vec![0u8; targets.len() * bytes];
+    // An empty slice (`bytes == 0`) leaves `raw` empty; `max(1)` only keeps the chunk size legal.
     for (row, target) in raw.chunks_exact_mut(bytes.max(1)).zip(&targets) {
         if let Some(target) = target {
             row.copy_from_slice(&source[target * bytes..(target + 1) * bytes]);

@@ -146,3 +146,19 @@ pub fn int_dtype(dtype: DType) -> burn::tensor::IntDType {
         other => panic!("{other:?} is not an Int dtype"),
     }
 }
+
+/// ScatterND's index rule, written as explicit range tests (a different route from the crate's
+/// wrap-then-check): the coordinate `v` addresses in a dimension of size `d`, or `None` when
+/// the tuple is dropped.
+pub fn oracle_index(v: i64, d: usize, clamp: bool) -> Option<usize> {
+    let d = d as i64;
+    if (0..d).contains(&v) {
+        Some(v as usize)
+    } else if (-d..0).contains(&v) {
+        Some((d + v) as usize)
+    } else if clamp && d > 0 {
+        Some(if v < 0 { 0 } else { (d - 1) as usize })
+    } else {
+        None
+    }
+}

@@ -108,37 +108,25 @@ pub trait ScatterNdExt<const D: usize, K: burn::tensor::kind::Basic> {
     ) -> Result<Tensor<D, K>, DmlOpsError>;
 }
 
-/// Whether autodiff tracks a Float operand (it never tracks Int and Bool ones).
-trait Tracked {
-    fn tracked(&self) -> bool;
+/// Whether autodiff tracks a Float operand.
+#[cfg(feature = "autodiff")]
+fn float_tracked<const D: usize>(tensor: &Tensor<D, Float>) -> bool {
+    tensor.is_tracked()
 }
 
-impl<const D: usize> Tracked for Tensor<D, Float> {
-    #[cfg(feature = "autodiff")]
-    fn tracked(&self) -> bool {
-        self.is_tracked()
-    }
-
-    #[cfg(not(feature = "autodiff"))]
-    fn tracked(&self) -> bool {
-        false
-    }
+/// Without the `autodiff` feature nothing is tracked.
+#[cfg(not(feature = "autodiff"))]
+fn float_tracked<const D: usize>(_tensor: &Tensor<D, Float>) -> bool {
+    false
 }
 
-impl<const D: usize> Tracked for Tensor<D, Int> {
-    fn tracked(&self) -> bool {
-        false
-    }
-}
-
-impl<const D: usize> Tracked for Tensor<D, Bool> {
-    fn tracked(&self) -> bool {
-        false
-    }
+/// Autodiff never tracks Int and Bool operands.
+fn never_tracked<T>(_tensor: &T) -> bool {
+    false
 }
 
 macro_rules! impl_scatter_nd {
-    ($kind:ty, $method:ident, $reshape:ident) => {
+    ($kind:ty, $method:ident, $reshape:ident, $tracked:ident) => {
         impl<const D: usize> ScatterNdExt<D, $kind> for Tensor<D, $kind> {
             fn scatter_nd_update<const DI: usize, const DU: usize>(
                 self,
@@ -171,7 +159,7 @@ macro_rules! impl_scatter_nd {
                     &options,
                 )?;
                 if !matches!(options.reduction, Reduction::Assign | Reduction::Add)
-                    && (self.tracked() || updates.tracked())
+                    && ($tracked(&self) || $tracked(&updates))
                 {
                     return Err(DmlOpsError::InvalidArgument {
                         operator: check::OPERATOR,
@@ -203,6 +191,6 @@ macro_rules! impl_scatter_nd {
     };
 }
 
-impl_scatter_nd!(Float, float_scatter_nd, float_reshape);
-impl_scatter_nd!(Int, int_scatter_nd, int_reshape);
-impl_scatter_nd!(Bool, bool_scatter_nd, bool_reshape);
+impl_scatter_nd!(Float, float_scatter_nd, float_reshape, float_tracked);
+impl_scatter_nd!(Int, int_scatter_nd, int_reshape, never_tracked);
+impl_scatter_nd!(Bool, bool_scatter_nd, bool_reshape, never_tracked);
