@@ -3,7 +3,7 @@
 
 use cubecl::prelude::*;
 
-use super::scan::cube_inclusive_sum;
+use super::scan::{cube_inclusive_sum, scan_position};
 
 /// The lanes of `value` that are non-zero, as 0/1 per lane. With `ignore_sign` (float inputs
 /// read as unsigned bits) the sign bit is dropped first, so `-0.0` is zero and NaN is not.
@@ -44,6 +44,7 @@ pub fn nonzero_tile_counts<I: Int, N: Size>(
     tiles: usize,
     #[comptime] ignore_sign: bool,
     #[comptime] cube_size: usize,
+    #[comptime] planes: bool,
     #[comptime] per_unit: usize,
     #[define(I)] _input_type: ElemType,
 ) {
@@ -59,8 +60,8 @@ pub fn nonzero_tile_counts<I: Int, N: Size>(
             }
         }
     }
-    let total = cube_inclusive_sum(count, cube_size);
-    if tile < tiles && UNIT_POS as usize == cube_size - 1 {
+    let total = cube_inclusive_sum(count, cube_size, planes);
+    if tile < tiles && scan_position(planes) == cube_size - 1 {
         tile_counts[tile] = total;
     }
 }
@@ -77,9 +78,11 @@ pub fn nonzero_scan_tiles<O: Int>(
     tiles: usize,
     chunk: usize,
     #[comptime] cube_size: usize,
+    #[comptime] planes: bool,
     #[define(O)] _output_type: ElemType,
 ) {
-    let mut start = UNIT_POS as usize * chunk;
+    let position = scan_position(planes);
+    let mut start = position * chunk;
     let mut end = start + chunk;
     if end > tiles {
         end = tiles;
@@ -91,24 +94,30 @@ pub fn nonzero_scan_tiles<O: Int>(
     for t in start..end {
         local += tile_counts[t];
     }
-    let inclusive = cube_inclusive_sum(local, cube_size);
+    let inclusive = cube_inclusive_sum(local, cube_size, planes);
     let mut running = inclusive - local;
     for t in start..end {
         tile_offsets[t] = running;
         running += tile_counts[t];
     }
-    if UNIT_POS as usize == cube_size - 1 {
+    if position == cube_size - 1 {
         count[0] = O::cast_from(inclusive);
     }
 }
 
-/// Step 3: each unit writes the coordinates of the non-zero elements of its vectors (laid out
-/// as in [`nonzero_tile_counts`]) at their rows: `tile_offsets[tile]` plus the number of
-/// non-zero elements before the vector in the tile, from a scan of every vector's count in
-/// element order in shared memory.
+/// Step 3: each unit takes `per_unit` consecutive vectors of the tile into registers and counts
+/// their non-zero elements; a cube-wide scan of the unit totals, plus `tile_offsets[tile]`,
+/// gives the unit its first row. The unit then walks its vectors in element order and writes
+/// the coordinates of every non-zero element at the next row.
+///
+/// A tile holds the same vectors as in [`nonzero_tile_counts`], so the offsets agree; only the
+/// unit that reads each vector differs, which lets a unit's rows follow from its own scan
+/// without a transpose through shared memory (one cube scan per tile instead of one per row).
 ///
 /// `dims` holds the sizes of the last `width` dimensions of the input; row `r` of the output is
-/// `coordinates[r * width..(r + 1) * width]`.
+/// `coordinates[r * width..(r + 1) * width]`. A vector's first element is unravelled once
+/// (`width - 1` divisions); each further lane advances the coordinates by one with carries, so
+/// no lane divides.
 #[cube(launch_unchecked, address_type = "dynamic")]
 pub fn nonzero_write_coordinates<I: Int, O: Int, N: Size>(
     input: &[Vector<I, N>],
@@ -120,62 +129,77 @@ pub fn nonzero_write_coordinates<I: Int, O: Int, N: Size>(
     #[comptime] width: usize,
     #[comptime] ignore_sign: bool,
     #[comptime] cube_size: usize,
+    #[comptime] planes: bool,
     #[comptime] per_unit: usize,
     #[define(I, O)] _types: [ElemType; 2],
 ) {
     let tile = CUBE_POS;
-    let unit = UNIT_POS as usize;
-    let base = tile * cube_size * per_unit + unit;
-    // offsets[k * cube_size + u]: first the count, then the exclusive offset within the tile,
-    // of vector `u` of row `k`; that index order is element order.
-    let mut offsets = Shared::<[u32]>::new_slice(comptime!(cube_size * per_unit));
+    let first = tile * cube_size * per_unit + scan_position(planes) * per_unit;
+    // The unit's vectors and their counts stay in registers between the scan and the writes.
+    let mut counts = Array::<u32>::new(per_unit);
+    let mut values = Array::<Vector<I, N>>::new(per_unit);
+    let mut total = 0u32;
     #[unroll]
     for k in 0..per_unit {
-        let index = base + k * cube_size;
+        let index = first + k;
         let mut count = 0u32;
+        let mut value = Vector::<I, N>::new(I::from_int(0));
         if tile < tiles && index < vectors {
-            count = count_lanes::<I, N>(input[index], ignore_sign);
+            value = input[index];
+            count = count_lanes::<I, N>(value, ignore_sign);
         }
-        offsets[k * cube_size + unit] = count;
+        values[k] = value;
+        counts[k] = count;
+        total += count;
     }
-    sync_cube();
-    // Raking: each unit scans `per_unit` consecutive entries, the cube scans the run totals.
-    let start = unit * per_unit;
-    let mut running = 0u32;
-    #[unroll]
-    for i in 0..per_unit {
-        let count = offsets[start + i];
-        offsets[start + i] = running;
-        running += count;
-    }
-    let run_offset = cube_inclusive_sum(running, cube_size) - running;
-    #[unroll]
-    for i in 0..per_unit {
-        offsets[start + i] += run_offset;
-    }
-    sync_cube();
+    let exclusive = cube_inclusive_sum(total, cube_size, planes) - total;
     if tile < tiles {
-        let tile_offset = tile_offsets[tile] as usize;
+        let mut sizes = Array::<u32>::new(width);
+        #[unroll]
+        for d in 0..width {
+            sizes[d] = dims[d];
+        }
+        let mut row = (tile_offsets[tile] + exclusive) as usize;
+        #[unroll]
         for k in 0..per_unit {
-            let index = base + k * cube_size;
-            if index < vectors {
-                let value = input[index];
-                let flags = non_zero_lanes::<I, N>(value, ignore_sign);
+            if counts[k] != 0 {
+                let index = first + k;
+                let value = values[k];
                 let lanes = value.vector_size().comptime();
-                let mut row = tile_offset + offsets[k * cube_size + unit] as usize;
+                let flags = non_zero_lanes::<I, N>(value, ignore_sign);
+                // The coordinates of the vector's first element, last axis first.
+                let mut coords = Array::<u32>::new(width);
+                let mut flat = u32::cast_from(index * lanes);
+                #[unroll]
+                for d in 0..width {
+                    let axis = comptime!(width - 1 - d);
+                    if comptime!(axis == 0) {
+                        coords[axis] = flat;
+                    } else {
+                        let size = sizes[axis];
+                        coords[axis] = flat % size;
+                        flat /= size;
+                    }
+                }
                 #[unroll]
                 for lane in 0..lanes {
                     if flags.extract(lane) != 0 {
-                        let mut flat = index * lanes + lane;
                         let base_out = row * width;
                         #[unroll]
                         for d in 0..width {
-                            let axis = comptime!(width - 1 - d);
-                            let size = dims[axis] as usize;
-                            coordinates[base_out + axis] = O::cast_from(flat % size);
-                            flat /= size;
+                            coordinates[base_out + d] = O::cast_from(coords[d]);
                         }
                         row += 1;
+                    }
+                    // Advance to the next element: add one to the last axis, carry on wrap.
+                    let mut carry = 1u32;
+                    #[unroll]
+                    for d in 0..width {
+                        let axis = comptime!(width - 1 - d);
+                        let next = coords[axis] + carry;
+                        let wrap = next == sizes[axis];
+                        coords[axis] = select(wrap, 0u32, next);
+                        carry = select(wrap, carry, 0u32);
                     }
                 }
             }

@@ -8,9 +8,10 @@
 //!    vector per unit, so reads are coalesced) and writes the count.
 //! 2. [`nonzero_scan_tiles`]: one cube turns the tile counts into exclusive tile offsets and
 //!    writes the total into the `count` output.
-//! 3. [`nonzero_write_coordinates`]: each cube re-reads its tile, scans every vector's count in
-//!    element order in shared memory, and each unit writes the coordinates of its non-zero
-//!    elements at their rows, unravelling the flat index into the last `width` dimensions.
+//! 3. [`nonzero_write_coordinates`]: each cube re-reads its tile, each unit a run of consecutive
+//!    vectors kept in registers; a cube scan of the unit counts gives each unit its first row,
+//!    and the unit writes the coordinates of its non-zero elements in order, unravelling a
+//!    vector's first flat index into the last `width` dimensions once and stepping from there.
 //! 4. [`nonzero_fill_padding`] (only when asked): writes a fill value into every row at or past
 //!    the count, which it reads on the device.
 //!
@@ -24,4 +25,4 @@ mod scan;
 pub use kernel::{
     nonzero_fill_padding, nonzero_scan_tiles, nonzero_tile_counts, nonzero_write_coordinates,
 };
-pub use launch::{NonZeroPredicate, launch_nonzero_coordinates};
+pub use launch::{CubeScan, NonZeroPredicate, launch_nonzero_coordinates};
