@@ -213,3 +213,40 @@ fn check(
     check_raw_bits_io(OPERATOR, device, dtype, out_dtype)?;
     Ok((width, out_dtype))
 }
+
+#[cfg(all(test, feature = "flex"))]
+mod tests {
+    use super::*;
+
+    /// The size checks need only a shape, so they are tested here on shapes too large to
+    /// allocate.
+    fn check_shape(shape: &[usize], out_dtype: IntDType) -> Result<(usize, IntDType), DmlOpsError> {
+        let options = NonZeroOptions {
+            out_dtype: Some(out_dtype),
+            ..Default::default()
+        };
+        check(&Device::flex(), DType::F32, shape, &options)
+    }
+
+    #[test]
+    fn counts_past_the_output_dtype_ask_for_i64() {
+        let err = check_shape(&[65_536, 32_768], IntDType::I32).unwrap_err();
+        assert!(err.to_string().contains("IntDType::I64"), "{err}");
+        assert_eq!(
+            check_shape(&[65_536, 32_767], IntDType::I32).unwrap(),
+            (2, IntDType::I32)
+        );
+    }
+
+    #[test]
+    fn inputs_past_u32_elements_are_refused_with_a_way_out() {
+        let err = check_shape(&[65_536, 65_537], IntDType::I64).unwrap_err();
+        let message = err.to_string();
+        assert!(message.contains("4295032832 elements"), "{message}");
+        assert!(message.contains("split the input"), "{message}");
+        assert_eq!(
+            check_shape(&[65_535, 65_537], IntDType::I64).unwrap(),
+            (2, IntDType::I64)
+        );
+    }
+}
