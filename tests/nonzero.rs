@@ -327,23 +327,6 @@ fn ranks_one_to_eight() {
     }
 }
 
-/// Deterministic values with about `density` of them non-zero.
-fn with_density(len: usize, density: f64, seed: u64) -> Vec<f32> {
-    let mut state = seed | 1;
-    (0..len)
-        .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            if (state >> 11) as f64 / (1u64 << 53) as f64 <= density && density > 0.0 {
-                1.5
-            } else {
-                0.0
-            }
-        })
-        .collect()
-}
-
 #[test]
 fn sizes_that_straddle_tiles_at_every_density() {
     let device = wgpu();

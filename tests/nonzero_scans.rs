@@ -66,19 +66,6 @@ fn run(values: &[i32], shape: &[usize], width: usize, device: &Device) -> (usize
     (count, to_i64(&result.coordinates.into_data()))
 }
 
-/// Deterministic 0/1 values, about `percent`% of them 1.
-fn values(len: usize, percent: u64, seed: u64) -> Vec<i32> {
-    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..len)
-        .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            i32::from(state % 100 < percent)
-        })
-        .collect()
-}
-
 #[test]
 fn every_scan_matches_flex() {
     let planes = adapter_plane_size();
@@ -105,7 +92,10 @@ fn every_scan_matches_flex() {
         for shape in &cases {
             let len: usize = shape.iter().product();
             for percent in [0, 1, 50, 100] {
-                let values = values(len, percent, len as u64 + percent);
+                let values: Vec<i32> = with_density(len, percent as f64 / 100.0, len as u64)
+                    .into_iter()
+                    .map(|v| i32::from(v != 0.0))
+                    .collect();
                 let effective = shape.len() - shape.iter().take_while(|&&d| d == 1).count();
                 for width in [shape.len(), effective.max(1)] {
                     let expected = run(&values, shape, width, &flex);

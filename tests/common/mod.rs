@@ -162,3 +162,20 @@ pub fn oracle_index(v: i64, d: usize, clamp: bool) -> Option<usize> {
         None
     }
 }
+
+/// Deterministic values with about `density` of them non-zero.
+pub fn with_density(len: usize, density: f64, seed: u64) -> Vec<f32> {
+    let mut state = seed | 1;
+    (0..len)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            if (state >> 11) as f64 / (1u64 << 53) as f64 <= density && density > 0.0 {
+                1.5
+            } else {
+                0.0
+            }
+        })
+        .collect()
+}

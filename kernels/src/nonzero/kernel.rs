@@ -32,6 +32,40 @@ fn count_lanes<I: Int, N: Size>(value: Vector<I, N>, #[comptime] ignore_sign: bo
     count
 }
 
+/// The coordinates of flat index `flat` in the dimensions `sizes` (`width` of them): one
+/// division per axis but the first.
+#[cube]
+fn unravel(flat: u32, sizes: &Array<u32>, #[comptime] width: usize) -> Array<u32> {
+    let mut coords = Array::<u32>::new(width);
+    let mut rest = flat;
+    #[unroll]
+    for d in 0..width {
+        let axis = comptime!(width - 1 - d);
+        if comptime!(axis == 0) {
+            coords[axis] = rest;
+        } else {
+            coords[axis] = rest % sizes[axis];
+            rest /= sizes[axis];
+        }
+    }
+    coords
+}
+
+/// Moves `coords` to the next flat index without dividing: adds one to the last axis and
+/// carries on wrap.
+#[cube]
+fn step_to_next(coords: &mut Array<u32>, sizes: &Array<u32>, #[comptime] width: usize) {
+    let mut carry = 1u32;
+    #[unroll]
+    for d in 0..width {
+        let axis = comptime!(width - 1 - d);
+        let next = coords[axis] + carry;
+        let wrap = next == sizes[axis];
+        coords[axis] = select(wrap, 0u32, next);
+        carry = select(wrap, carry, 0u32);
+    }
+}
+
 /// Step 1: `tile_counts[t]` = number of non-zero elements in tile `t`. A tile is `per_unit`
 /// rows of `cube_size` consecutive vectors; unit `u` holds vector `u` of every row, so
 /// neighbouring units read neighbouring vectors (coalesced on GPUs, contiguous SIMD loads on CPU
@@ -167,20 +201,7 @@ pub fn nonzero_write_coordinates<I: Int, O: Int, N: Size>(
                 let value = values[k];
                 let lanes = value.vector_size().comptime();
                 let flags = non_zero_lanes::<I, N>(value, ignore_sign);
-                // The coordinates of the vector's first element, last axis first.
-                let mut coords = Array::<u32>::new(width);
-                let mut flat = u32::cast_from(index * lanes);
-                #[unroll]
-                for d in 0..width {
-                    let axis = comptime!(width - 1 - d);
-                    if comptime!(axis == 0) {
-                        coords[axis] = flat;
-                    } else {
-                        let size = sizes[axis];
-                        coords[axis] = flat % size;
-                        flat /= size;
-                    }
-                }
+                let mut coords = unravel(u32::cast_from(index * lanes), &sizes, width);
                 #[unroll]
                 for lane in 0..lanes {
                     if flags.extract(lane) != 0 {
@@ -191,16 +212,7 @@ pub fn nonzero_write_coordinates<I: Int, O: Int, N: Size>(
                         }
                         row += 1;
                     }
-                    // Advance to the next element: add one to the last axis, carry on wrap.
-                    let mut carry = 1u32;
-                    #[unroll]
-                    for d in 0..width {
-                        let axis = comptime!(width - 1 - d);
-                        let next = coords[axis] + carry;
-                        let wrap = next == sizes[axis];
-                        coords[axis] = select(wrap, 0u32, next);
-                        carry = select(wrap, carry, 0u32);
-                    }
+                    step_to_next(&mut coords, &sizes, width);
                 }
             }
         }
