@@ -1,13 +1,19 @@
 //! NonZeroCoordinates against what a Burn user has without this crate, on `Device::default()`.
 //!
-//! For f32 inputs of 2^16, 2^20 and 2^24 elements at densities 1%, 10% and 50%:
+//! For f32 inputs at densities 1%, 10% and 50%, 1-D (one coordinate per row):
 //! - `nonzero`: `x.nonzero_coordinates()`, the padded form, which never reads back;
+//! - `copy`: `x.add_scalar(1.0)`, an elementwise pass over the same input (the memory's pace);
 //! - `argwhere`: `x.not_equal_elem(0.0).argwhere()`, Burn's own, which reads the mask back to
-//!   the host and loops there;
-//! - `copy`: `x.add_scalar(1.0)`, an elementwise pass over the input (the memory-bound floor).
+//!   the host and loops there (only up to 2^20 elements: it takes seconds beyond).
 //!
-//! After criterion's report, the ratios of `nonzero` to the others are printed as a table.
-//! Run with `cargo bench --bench nonzero`.
+//! Each measurement queues `QUEUED` calls between two syncs, each on its own input (one sync
+//! costs about 0.2 ms on wgpu, and Fusion merges identical elementwise work on one input), and
+//! keeps every output alive until the sync. After criterion's report a table gives ms per call,
+//! GB/s (nonzero: the input's bytes plus the rows it writes; copy: input plus output) and the
+//! ratios.
+//!
+//! `cargo bench --bench nonzero` measures 2^16, 2^20 and 2^24 elements (lavapipe's table);
+//! `NONZERO_BENCH_SIZES=20,24,26,28` picks the sizes (log2) on a GPU.
 
 mod common;
 
@@ -16,11 +22,14 @@ use burn_dml_ops::prelude::*;
 use criterion::{BenchmarkId, Criterion};
 
 const GROUP: &str = "nonzero";
-const NAMES: [&str; 3] = ["nonzero", "argwhere", "copy"];
+const NAMES: [&str; 3] = ["nonzero", "copy", "argwhere"];
+/// Calls queued between two syncs, each on its own input.
+const QUEUED: usize = 8;
 
-/// Values in [0, 1) from a xorshift generator, zeroed where they are at or above `density`.
-fn input(len: usize, density: f64, device: &Device) -> Tensor<1, Float> {
-    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+/// Values in [0, 1) from a xorshift generator seeded by `seed`, zeroed where they are at or
+/// above `density`.
+fn input(len: usize, density: f64, seed: u64, device: &Device) -> Tensor<1, Float> {
+    let mut state = 0x9E37_79B9_7F4A_7C15u64 ^ seed.wrapping_mul(0xD1B5_4A32_D192_ED03);
     let values: Vec<f32> = (0..len)
         .map(|_| {
             state ^= state << 13;
@@ -33,35 +42,70 @@ fn input(len: usize, density: f64, device: &Device) -> Tensor<1, Float> {
     Tensor::from_data(TensorData::new(values, [len]), device)
 }
 
+/// The sizes to measure, as log2 of the element count.
+fn sizes() -> Vec<u32> {
+    match std::env::var("NONZERO_BENCH_SIZES") {
+        Ok(list) => list
+            .split(',')
+            .map(|s| {
+                s.trim()
+                    .parse()
+                    .expect("NONZERO_BENCH_SIZES: log2 sizes, e.g. 20,24")
+            })
+            .collect(),
+        Err(_) => vec![16, 20, 24],
+    }
+}
+
 fn main() {
     let device = Device::default();
     let mut criterion = Criterion::default().configure_from_args();
     let mut group = criterion.benchmark_group(GROUP);
     common::configure(&mut group);
-    let mut parameters = Vec::new();
-    for log2 in [16, 20, 24] {
-        for percent in [1, 10, 50] {
-            let x = input(1 << log2, percent as f64 / 100.0, &device);
+    let mut rows = Vec::new();
+    for log2 in sizes() {
+        let len = 1usize << log2;
+        for percent in [1u32, 10, 50] {
+            let density = f64::from(percent) / 100.0;
+            let inputs: Vec<_> = (0..QUEUED as u64)
+                .map(|seed| input(len, density, seed, &device))
+                .collect();
+            let result = inputs[0].clone().nonzero_coordinates();
+            let count = result.count_sync();
+            let out_bytes = result.coordinates.dtype().size();
             let parameter = format!("2^{log2} at {percent}%");
-            group.bench_with_input(BenchmarkId::new("nonzero", &parameter), &x, |b, x| {
+            group.bench_with_input(BenchmarkId::new("nonzero", &parameter), &inputs, |b, xs| {
                 b.iter_custom(|iters| {
-                    common::time(&device, iters, || x.clone().nonzero_coordinates())
+                    common::time_queued(&device, iters, xs, |x| x.clone().nonzero_coordinates())
                 })
             });
-            group.bench_with_input(BenchmarkId::new("argwhere", &parameter), &x, |b, x| {
+            group.bench_with_input(BenchmarkId::new("copy", &parameter), &inputs, |b, xs| {
                 b.iter_custom(|iters| {
-                    common::time(&device, iters, || x.clone().not_equal_elem(0.0).argwhere())
+                    common::time_queued(&device, iters, xs, |x| x.clone().add_scalar(1.0))
                 })
             });
-            group.bench_with_input(BenchmarkId::new("copy", &parameter), &x, |b, x| {
-                b.iter_custom(|iters| common::time(&device, iters, || x.clone().add_scalar(1.0)))
-            });
-            parameters.push(parameter);
+            if log2 <= 20 {
+                group.bench_with_input(
+                    BenchmarkId::new("argwhere", &parameter),
+                    &inputs,
+                    |b, xs| {
+                        b.iter_custom(|iters| {
+                            common::time_queued(&device, iters, xs, |x| {
+                                x.clone().not_equal_elem(0.0).argwhere()
+                            })
+                        })
+                    },
+                );
+            }
+            let nonzero_bytes = (len * 4 + count * out_bytes) as f64;
+            let copy_bytes = (len * 8) as f64;
+            rows.push((parameter, [nonzero_bytes, copy_bytes, 0.0]));
         }
     }
     group.finish();
     criterion.final_summary();
-    let title =
-        format!("NonZeroCoordinates of f32 on {device:?}: mean time per call (with a device sync)");
-    common::print_ratios(&title, GROUP, &NAMES, &parameters);
+    let title = format!(
+        "NonZeroCoordinates of f32 on {device:?}: time per call, {QUEUED} calls queued per sync"
+    );
+    common::print_throughput(&title, GROUP, &NAMES, &rows);
 }

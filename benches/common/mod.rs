@@ -28,6 +28,27 @@ pub fn time<T>(device: &Device, iters: u64, mut op: impl FnMut() -> T) -> Durati
     start.elapsed()
 }
 
+/// Runs `op` `iters` times over `inputs` in turn, waiting for the device once per pass over
+/// them: `inputs.len()` calls are queued between two syncs, each on its own input. Outputs live
+/// until after the sync, so Fusion cannot drop the work.
+pub fn time_queued<I, T>(
+    device: &Device,
+    iters: u64,
+    inputs: &[I],
+    mut op: impl FnMut(&I) -> T,
+) -> Duration {
+    let start = Instant::now();
+    let mut outputs = Vec::with_capacity(inputs.len());
+    for i in 0..iters as usize {
+        outputs.push(op(&inputs[i % inputs.len()]));
+        if outputs.len() == inputs.len() || i + 1 == iters as usize {
+            device.sync().expect("the device runs the queued work");
+            outputs.clear();
+        }
+    }
+    start.elapsed()
+}
+
 /// Criterion's mean estimate for `group/name/parameter`, in nanoseconds.
 pub fn mean_ns(group: &str, name: &str, parameter: &str) -> Option<f64> {
     let dir = std::env::var_os("CARGO_TARGET_DIR")
@@ -76,6 +97,41 @@ pub fn print_ratios(title: &str, group: &str, names: &[&str], parameters: &[Stri
         }
         for t in &times[1..] {
             row += &format!(" {:.2}x |", times[0] / t);
+        }
+        println!("{row}");
+    }
+}
+
+/// Prints a Markdown table: one row per parameter with the mean time per call of each
+/// benchmark, GB/s where its bytes per call are known (non-zero entries of `bytes`, in the
+/// order of `names`), and the ratio of the first benchmark's time to each of the others'.
+pub fn print_throughput(title: &str, group: &str, names: &[&str], rows: &[(String, [f64; 3])]) {
+    println!("\n{title}");
+    let ours = names[0];
+    let mut header = String::from("| input |");
+    for name in names {
+        header += &format!(" {name} ms (GB/s) |");
+    }
+    for name in &names[1..] {
+        header += &format!(" {ours} / {name} |");
+    }
+    println!("{header}");
+    println!("|{}", "---|".repeat(2 * names.len()));
+    for (parameter, bytes) in rows {
+        let times: Vec<Option<f64>> = names.iter().map(|n| mean_ns(group, n, parameter)).collect();
+        let mut row = format!("| {parameter} |");
+        for (time, bytes) in times.iter().zip(bytes) {
+            row += &match time {
+                Some(t) if *bytes > 0.0 => format!(" {:.3} ({:.0}) |", t / 1e6, bytes / t),
+                Some(t) => format!(" {:.3} |", t / 1e6),
+                None => " - |".to_string(),
+            };
+        }
+        for time in &times[1..] {
+            row += &match (times[0], time) {
+                (Some(ours), Some(other)) => format!(" {:.2}x |", ours / other),
+                _ => " - |".to_string(),
+            };
         }
         println!("{row}");
     }

@@ -91,6 +91,11 @@ pub enum KernelError {
         /// What is too large.
         detail: String,
     },
+    /// A [`CompactionPlan`](crate::nonzero::CompactionPlan) outside the range the kernels take.
+    InvalidPlan {
+        /// What is out of range.
+        detail: String,
+    },
     /// A buffer handle is smaller than the element count says.
     BufferTooSmall {
         /// What the buffer holds, for the message.
@@ -115,7 +120,9 @@ impl fmt::Display for KernelError {
                     "the output element type must be an integer type, got {elem}"
                 )
             }
-            Self::ShapeMismatch { detail } | Self::TooLarge { detail } => f.write_str(detail),
+            Self::ShapeMismatch { detail }
+            | Self::TooLarge { detail }
+            | Self::InvalidPlan { detail } => f.write_str(detail),
             Self::BufferTooSmall {
                 role,
                 needed,
@@ -151,7 +158,9 @@ pub(crate) fn require_binding(
     }
 }
 
-/// Returns an error unless `handle` holds at least `len` elements of `bytes` bytes each.
+/// Returns an error unless `handle` holds at least `len` elements of `bytes` bytes each, in
+/// the bytes it covers: its size less its start and end offsets (a view into a larger
+/// allocation gets no credit for the bytes outside it).
 pub(crate) fn require_len(
     handle: &cubecl::server::Handle,
     len: usize,
@@ -159,7 +168,7 @@ pub(crate) fn require_len(
     role: &'static str,
 ) -> Result<(), KernelError> {
     let needed = (len as u64).saturating_mul(bytes as u64);
-    let actual = handle.size();
+    let actual = handle.size_in_used();
     if actual < needed {
         return Err(KernelError::BufferTooSmall {
             role,

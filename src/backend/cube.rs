@@ -10,7 +10,9 @@ use burn_cubecl::ops::numeric::empty_device_dtype;
 use burn_cubecl::tensor::CubeTensor;
 use burn_cubecl::{CubeBackend, CubeDevice};
 use burn_dml_ops_kernels::copy::launch_copy;
-use burn_dml_ops_kernels::nonzero::{CubeScan, NonZeroPredicate, launch_nonzero_coordinates};
+use burn_dml_ops_kernels::nonzero::{
+    CompactionPlan, CubeScan, NonZeroPredicate, launch_nonzero_coordinates,
+};
 use burn_dml_ops_kernels::scatter_nd::{
     OutOfRange, ReduceOp, ScatterNdLayout, ScatterReduction, ScatterStrategy, launch_gather_nd,
     launch_scatter_nd, scatter_strategy,
@@ -175,24 +177,25 @@ fn nonzero_coordinates(
         coordinates.handle.clone(),
         int_elem(out_dtype),
         fill,
-        pick_scan(&input.client),
+        compaction_plan(&input.client),
     )
     .unwrap_or_else(|err| launch_failed("NonZeroCoordinates", &input.device, err));
     (count, coordinates)
 }
 
-/// Environment variable that picks NonZeroCoordinates' cube-wide scan: `planes` or `shared`
-/// override [`CubeScan::for_client`], to test and measure one against the other. `planes` on a
-/// runtime without plane operations fails when the kernel compiles.
+/// Environment variable that picks NonZeroCoordinates' cube-wide scan (and with it the write
+/// kernel): `planes` or `shared` override [`CubeScan::for_client`], to test and measure one
+/// against the other. `planes` on a runtime without plane operations fails when the kernel
+/// compiles.
 const SCAN_VARIABLE: &str = "BURN_DML_OPS_NONZERO_SCAN";
 
-/// The scan for NonZeroCoordinates on `client`: [`CubeScan::for_client`], unless
-/// [`SCAN_VARIABLE`] names one.
-fn pick_scan(client: &cubecl::prelude::Client) -> CubeScan {
+/// The compaction plan for NonZeroCoordinates on `client`: [`CompactionPlan::for_client`],
+/// unless [`SCAN_VARIABLE`] names a scan.
+fn compaction_plan(client: &cubecl::prelude::Client) -> CompactionPlan {
     match std::env::var(SCAN_VARIABLE).as_deref() {
-        Ok("planes") => CubeScan::Planes,
-        Ok("shared") => CubeScan::Shared,
-        _ => CubeScan::for_client(client),
+        Ok("planes") => CompactionPlan::new(CubeScan::Planes),
+        Ok("shared") => CompactionPlan::new(CubeScan::Shared),
+        _ => CompactionPlan::for_client(client),
     }
 }
 

@@ -1,41 +1,59 @@
 //! The `#[cube]` kernels of the compaction. All of them are launched with cubes of
-//! `cube_size` units (a power of two) in one dimension.
+//! `cube_size` units in one dimension.
+//!
+//! A tile is `cube_size * per_unit` consecutive vectors of `lanes` elements. The count kernel
+//! reads each tile once, in rows of `cube_size` vectors (unit `s` reads vector `s` of every row,
+//! so neighbouring units read neighbouring vectors), and leaves one bit per element in the
+//! tile's *mask*: for the unit in slot `s`, the `per_unit * lanes` flags of its vectors
+//! (row-major, row `k` lane `j` is flag `k * lanes + j`) fill `words` 32-bit words, and word `m`
+//! of slot `s` in tile `t` sits at `mask[(t * words + m) * cube_size + s]`. The write kernels
+//! read the mask, never the input again, so the input's bytes cross the memory bus once.
 
 use cubecl::prelude::*;
 
-use super::scan::{cube_inclusive_sum, scan_position};
+use super::scan::{cube_inclusive_sum, plane_geometry, planes_before, scan_rank};
 
-/// The lanes of `value` that are non-zero, as 0/1 per lane. With `ignore_sign` (float inputs
-/// read as unsigned bits) the sign bit is dropped first, so `-0.0` is zero and NaN is not.
+/// The lanes of `value` that are non-zero, as bits `0..lanes` of a `u32`. With `ignore_sign`
+/// (float inputs read as unsigned bits) the sign bit is dropped first, so `-0.0` is zero and NaN
+/// is not.
 #[cube]
-fn non_zero_lanes<I: Int, N: Size>(
-    value: Vector<I, N>,
-    #[comptime] ignore_sign: bool,
-) -> Vector<u32, N> {
+fn non_zero_bits<I: Int, N: Size>(value: Vector<I, N>, #[comptime] ignore_sign: bool) -> u32 {
     let zero = Vector::<I, N>::new(I::from_int(0));
-    if comptime!(ignore_sign) {
-        Vector::cast_from((value << Vector::<I, N>::new(I::from_int(1))).not_equal(&zero))
+    let flags = if comptime!(ignore_sign) {
+        Vector::<u32, N>::cast_from((value << Vector::<I, N>::new(I::from_int(1))).not_equal(&zero))
     } else {
-        Vector::cast_from(value.not_equal(&zero))
-    }
-}
-
-/// The number of non-zero lanes of `value`.
-#[cube]
-fn count_lanes<I: Int, N: Size>(value: Vector<I, N>, #[comptime] ignore_sign: bool) -> u32 {
-    let flags = non_zero_lanes::<I, N>(value, ignore_sign);
-    let mut count = 0u32;
+        Vector::<u32, N>::cast_from(value.not_equal(&zero))
+    };
+    let mut bits = 0u32;
     #[unroll]
     for lane in 0..value.vector_size() {
-        count += flags.extract(lane);
+        bits |= flags.extract(lane) << comptime!(lane as u32);
     }
-    count
+    bits
 }
 
-/// The coordinates of flat index `flat` in the dimensions `sizes` (`width` of them): one
+/// The non-zero bits of vector `q` of tile `tile` (`q` counts from the tile's first vector),
+/// read from the mask the count kernel wrote.
+#[cube]
+fn tile_bits(
+    mask: &[u32],
+    tile: usize,
+    q: usize,
+    #[comptime] lanes: usize,
+    #[comptime] words: usize,
+    #[comptime] cube_size: usize,
+) -> u32 {
+    let row = q / cube_size;
+    let slot = q % cube_size;
+    let bit = row * lanes;
+    let word = mask[(tile * words + bit / 32) * cube_size + slot];
+    (word >> (bit % 32) as u32) & comptime!(((1u64 << lanes) - 1) as u32)
+}
+
+/// The coordinates of flat index `flat` in the dimensions `dims` (`width` of them): one
 /// division per axis but the first.
 #[cube]
-fn unravel(flat: u32, sizes: &Array<u32>, #[comptime] width: usize) -> Array<u32> {
+fn unravel(flat: u32, dims: &Sequence<u32>, #[comptime] width: usize) -> Array<u32> {
     let mut coords = Array::<u32>::new(width);
     let mut rest = flat;
     #[unroll]
@@ -44,8 +62,9 @@ fn unravel(flat: u32, sizes: &Array<u32>, #[comptime] width: usize) -> Array<u32
         if comptime!(axis == 0) {
             coords[axis] = rest;
         } else {
-            coords[axis] = rest % sizes[axis];
-            rest /= sizes[axis];
+            let size = dims[axis];
+            coords[axis] = rest % size;
+            rest /= size;
         }
     }
     coords
@@ -54,56 +73,138 @@ fn unravel(flat: u32, sizes: &Array<u32>, #[comptime] width: usize) -> Array<u32
 /// Moves `coords` to the next flat index without dividing: adds one to the last axis and
 /// carries on wrap.
 #[cube]
-fn step_to_next(coords: &mut Array<u32>, sizes: &Array<u32>, #[comptime] width: usize) {
+fn step_to_next(coords: &mut Array<u32>, dims: &Sequence<u32>, #[comptime] width: usize) {
     let mut carry = 1u32;
     #[unroll]
     for d in 0..width {
         let axis = comptime!(width - 1 - d);
         let next = coords[axis] + carry;
-        let wrap = next == sizes[axis];
+        let wrap = next == dims[axis];
         coords[axis] = select(wrap, 0u32, next);
         carry = select(wrap, carry, 0u32);
     }
 }
 
-/// Step 1: `tile_counts[t]` = number of non-zero elements in tile `t`. A tile is `per_unit`
-/// rows of `cube_size` consecutive vectors; unit `u` holds vector `u` of every row, so
-/// neighbouring units read neighbouring vectors (coalesced on GPUs, contiguous SIMD loads on CPU
-/// drivers).
+/// Writes the coordinates of the set lanes of `bits` (vector `vector`, `lanes` elements) into
+/// rows `row`, `row + 1`, … of `coordinates`. Every store is guarded by `rows` (the number of
+/// rows the buffer holds), so no scan result can move a store outside it.
+#[allow(clippy::too_many_arguments)]
+#[cube]
+fn write_vector_rows<O: Int>(
+    coordinates: &mut [O],
+    bits: u32,
+    vector: usize,
+    row: usize,
+    rows: usize,
+    dims: &Sequence<u32>,
+    #[comptime] width: usize,
+    #[comptime] lanes: usize,
+) {
+    let mut coords = unravel(u32::cast_from(vector * lanes), dims, width);
+    let mut next = row;
+    #[unroll]
+    for lane in 0..lanes {
+        if (bits >> comptime!(lane as u32)) & 1 != 0 {
+            if next < rows {
+                let base = next * width;
+                #[unroll]
+                for d in 0..width {
+                    coordinates[base + d] = O::cast_from(coords[d]);
+                }
+            }
+            next += 1;
+        }
+        if comptime!(lane + 1 < lanes) {
+            step_to_next(&mut coords, dims, width);
+        }
+    }
+}
+
+/// Writes `fill` into every padding row (at or past `total`, the number of non-zero elements)
+/// whose index falls in tile `tile`'s range of `tile_elements` elements. The cube's units write
+/// consecutive elements, so the stores are contiguous.
+#[allow(clippy::too_many_arguments)]
+#[cube]
+fn fill_tile_padding<O: Int>(
+    coordinates: &mut [O],
+    fill: O,
+    total: usize,
+    tile: usize,
+    rows: usize,
+    #[comptime] tile_elements: usize,
+    #[comptime] width: usize,
+    #[comptime] cube_size: usize,
+) {
+    let mut first = tile * tile_elements;
+    let mut end = first + tile_elements;
+    if first < total {
+        first = total;
+    }
+    if end > rows {
+        end = rows;
+    }
+    if first < end {
+        let stop = end * width;
+        let mut position = first * width + UNIT_POS as usize;
+        while position < stop {
+            coordinates[position] = fill;
+            position += cube_size;
+        }
+    }
+}
+
+/// Step 1: `tile_counts[t]` = number of non-zero elements in tile `t`, and tile `t`'s part of
+/// the mask (see the module documentation).
+#[allow(clippy::too_many_arguments)]
 #[cube(launch_unchecked, address_type = "dynamic")]
 pub fn nonzero_tile_counts<I: Int, N: Size>(
     input: &[Vector<I, N>],
     tile_counts: &mut [u32],
+    mask: &mut [u32],
     vectors: usize,
     tiles: usize,
     #[comptime] ignore_sign: bool,
     #[comptime] cube_size: usize,
     #[comptime] planes: bool,
     #[comptime] per_unit: usize,
+    #[comptime] words: usize,
     #[define(I)] _input_type: ElemType,
 ) {
     let tile = CUBE_POS;
-    let base = tile * cube_size * per_unit + UNIT_POS as usize;
+    let lanes = N::value();
+    let slot = UNIT_POS as usize;
+    let base = tile * cube_size * per_unit + slot;
     let mut count = 0u32;
     if tile < tiles {
         #[unroll]
-        for k in 0..per_unit {
-            let index = base + k * cube_size;
-            if index < vectors {
-                count += count_lanes::<I, N>(input[index], ignore_sign);
+        for m in 0..words {
+            let mut word = 0u32;
+            #[unroll]
+            for r in 0..comptime!(32 / lanes) {
+                let k = comptime!(m * (32 / lanes) + r);
+                if comptime!(k < per_unit) {
+                    let index = base + k * cube_size;
+                    if index < vectors {
+                        let bits = non_zero_bits::<I, N>(input[index], ignore_sign);
+                        count += bits.count_ones();
+                        word |= bits << comptime!((r * lanes) as u32);
+                    }
+                }
             }
+            mask[(tile * words + m) * cube_size + slot] = word;
         }
     }
+    let rank = scan_rank(cube_size, planes) as usize;
     let total = cube_inclusive_sum(count, cube_size, planes);
-    if tile < tiles && scan_position(planes) == cube_size - 1 {
+    if tile < tiles && rank == cube_size - 1 {
         tile_counts[tile] = total;
     }
 }
 
 // `#[cube]` code has ranges but no iterator adapters.
 #[allow(clippy::needless_range_loop)]
-/// Step 2, one cube: `tile_offsets[t]` = sum of `tile_counts[..t]`, and `count[0]` = the sum of
-/// all of them. Each unit scans a contiguous chunk of `chunk` tiles.
+/// Step 2, one cube: `tile_offsets[t]` = sum of `tile_counts[..t]`, `tile_offsets[tiles]` and
+/// `count[0]` = the sum of all of them. Each unit scans a contiguous chunk of `chunk` tiles.
 #[cube(launch_unchecked, address_type = "dynamic")]
 pub fn nonzero_scan_tiles<O: Int>(
     tile_counts: &[u32],
@@ -115,7 +216,7 @@ pub fn nonzero_scan_tiles<O: Int>(
     #[comptime] planes: bool,
     #[define(O)] _output_type: ElemType,
 ) {
-    let position = scan_position(planes);
+    let position = scan_rank(cube_size, planes) as usize;
     let mut start = position * chunk;
     let mut end = start + chunk;
     if end > tiles {
@@ -135,106 +236,174 @@ pub fn nonzero_scan_tiles<O: Int>(
         running += tile_counts[t];
     }
     if position == cube_size - 1 {
+        tile_offsets[tiles] = inclusive;
         count[0] = O::cast_from(inclusive);
     }
 }
 
-/// Step 3: each unit takes `per_unit` consecutive vectors of the tile into registers and counts
-/// their non-zero elements; a cube-wide scan of the unit totals, plus `tile_offsets[tile]`,
-/// gives the unit its first row. The unit then walks its vectors in element order and writes
-/// the coordinates of every non-zero element at the next row.
-///
-/// A tile holds the same vectors as in [`nonzero_tile_counts`], so the offsets agree; only the
-/// unit that reads each vector differs, which lets a unit's rows follow from its own scan
-/// without a transpose through shared memory (one cube scan per tile instead of one per row).
+/// Step 3 where the runtime has planes: each plane takes a contiguous run of the tile, `per_unit`
+/// rows of as many vectors as it has active units, reads their bits from the mask (neighbouring
+/// units read neighbouring vectors), and finds each unit's rows with plane scans. Within a row
+/// the plane's rows are one contiguous range, so neighbouring units store to neighbouring rows.
+/// Two barriers per tile: one for the planes' geometry, one for the planes' totals.
 ///
 /// `dims` holds the sizes of the last `width` dimensions of the input; row `r` of the output is
 /// `coordinates[r * width..(r + 1) * width]`. A vector's first element is unravelled once
-/// (`width - 1` divisions); each further lane advances the coordinates by one with carries, so
-/// no lane divides.
+/// (`width - 1` divisions); each further lane advances the coordinates with carries.
+#[allow(clippy::too_many_arguments)]
 #[cube(launch_unchecked, address_type = "dynamic")]
-pub fn nonzero_write_coordinates<I: Int, O: Int, N: Size>(
-    input: &[Vector<I, N>],
+pub fn nonzero_write_planes<O: Int>(
+    mask: &[u32],
     tile_offsets: &[u32],
-    dims: &[u32],
     coordinates: &mut [O],
+    dims: Sequence<u32>,
+    fill: InputScalar,
     vectors: usize,
     tiles: usize,
-    #[comptime] width: usize,
-    #[comptime] ignore_sign: bool,
+    rows: usize,
+    #[comptime] lanes: usize,
+    #[comptime] words: usize,
+    #[comptime] has_fill: bool,
     #[comptime] cube_size: usize,
-    #[comptime] planes: bool,
     #[comptime] per_unit: usize,
-    #[define(I, O)] _types: [ElemType; 2],
+    #[define(O)] _output_type: ElemType,
 ) {
+    let width = comptime!(dims.len());
     let tile = CUBE_POS;
-    let first = tile * cube_size * per_unit + scan_position(planes) * per_unit;
-    // The unit's vectors and their counts stay in registers between the scan and the writes.
-    let mut counts = Array::<u32>::new(per_unit);
-    let mut values = Array::<Vector<I, N>>::new(per_unit);
+    let geometry = plane_geometry(cube_size);
+    let units = geometry.units as usize;
+    let start = geometry.first as usize * per_unit + geometry.lane as usize;
+    let first_vector = tile * cube_size * per_unit;
+    let mut bits = Array::<u32>::new(per_unit);
     let mut total = 0u32;
     #[unroll]
     for k in 0..per_unit {
-        let index = first + k;
-        let mut count = 0u32;
-        let mut value = Vector::<I, N>::new(I::from_int(0));
-        if tile < tiles && index < vectors {
-            value = input[index];
-            count = count_lanes::<I, N>(value, ignore_sign);
+        let q = start + k * units;
+        let mut b = 0u32;
+        if tile < tiles && first_vector + q < vectors {
+            b = tile_bits(mask, tile, q, lanes, words, cube_size);
         }
-        values[k] = value;
-        counts[k] = count;
-        total += count;
+        bits[k] = b;
+        total += b.count_ones();
     }
-    let exclusive = cube_inclusive_sum(total, cube_size, planes) - total;
+    // Rows before this plane's first: the tile's offset, then the planes before this one.
+    let plane_offset = planes_before(plane_sum(total), cube_size);
+    let mut row = 0usize;
     if tile < tiles {
-        let mut sizes = Array::<u32>::new(width);
-        #[unroll]
-        for d in 0..width {
-            sizes[d] = dims[d];
+        row = (tile_offsets[tile] + plane_offset) as usize;
+    }
+    #[unroll]
+    for k in 0..per_unit {
+        let count = bits[k].count_ones();
+        let before = plane_exclusive_sum(count);
+        let in_row = plane_sum(count);
+        if count != 0 {
+            let q = start + k * units;
+            write_vector_rows::<O>(
+                coordinates,
+                bits[k],
+                first_vector + q,
+                row + before as usize,
+                rows,
+                &dims,
+                width,
+                lanes,
+            );
         }
-        let mut row = (tile_offsets[tile] + exclusive) as usize;
-        #[unroll]
-        for k in 0..per_unit {
-            if counts[k] != 0 {
-                let index = first + k;
-                let value = values[k];
-                let lanes = value.vector_size().comptime();
-                let flags = non_zero_lanes::<I, N>(value, ignore_sign);
-                let mut coords = unravel(u32::cast_from(index * lanes), &sizes, width);
-                #[unroll]
-                for lane in 0..lanes {
-                    if flags.extract(lane) != 0 {
-                        let base_out = row * width;
-                        #[unroll]
-                        for d in 0..width {
-                            coordinates[base_out + d] = O::cast_from(coords[d]);
-                        }
-                        row += 1;
-                    }
-                    step_to_next(&mut coords, &sizes, width);
-                }
-            }
+        row += in_row as usize;
+    }
+    if comptime!(has_fill) {
+        if tile < tiles {
+            let tile_elements = comptime!(cube_size * per_unit * lanes);
+            let total = tile_offsets[tiles] as usize;
+            let fill = fill.get::<O>();
+            fill_tile_padding::<O>(
+                coordinates,
+                fill,
+                total,
+                tile,
+                rows,
+                tile_elements,
+                width,
+                cube_size,
+            );
         }
     }
 }
 
-/// Step 4 (optional): every element of rows `count[0]..rows` becomes `fill`.
+/// Step 3 without planes: each unit takes `per_unit` consecutive vectors of the tile, reads
+/// their bits from the mask and counts them; a cube-wide scan of the unit totals, plus
+/// `tile_offsets[tile]`, gives the unit its first row, and the unit writes the coordinates of
+/// its non-zero elements in order. One cube scan per tile, which suits runtimes where barriers
+/// cost more than scattered stores (lavapipe). `dims` as in [`nonzero_write_planes`].
+#[allow(clippy::too_many_arguments)]
 #[cube(launch_unchecked, address_type = "dynamic")]
-pub fn nonzero_fill_padding<O: Int>(
+pub fn nonzero_write_runs<O: Int>(
+    mask: &[u32],
+    tile_offsets: &[u32],
     coordinates: &mut [O],
-    count: &[O],
+    dims: Sequence<u32>,
     fill: InputScalar,
-    elements: usize,
-    #[comptime] width: usize,
+    vectors: usize,
+    tiles: usize,
+    rows: usize,
+    #[comptime] lanes: usize,
+    #[comptime] words: usize,
+    #[comptime] has_fill: bool,
+    #[comptime] cube_size: usize,
+    #[comptime] per_unit: usize,
     #[define(O)] _output_type: ElemType,
 ) {
-    let position = ABSOLUTE_POS;
-    if position >= elements {
-        terminate!();
+    let width = comptime!(dims.len());
+    let tile = CUBE_POS;
+    let start = UNIT_POS as usize * per_unit;
+    let first_vector = tile * cube_size * per_unit;
+    let mut bits = Array::<u32>::new(per_unit);
+    let mut total = 0u32;
+    #[unroll]
+    for k in 0..per_unit {
+        let q = start + k;
+        let mut b = 0u32;
+        if tile < tiles && first_vector + q < vectors {
+            b = tile_bits(mask, tile, q, lanes, words, cube_size);
+        }
+        bits[k] = b;
+        total += b.count_ones();
     }
-    let first_padding = usize::cast_from(count[0]) * width;
-    if position >= first_padding {
-        coordinates[position] = fill.get::<O>();
+    let exclusive = cube_inclusive_sum(total, cube_size, false) - total;
+    if tile < tiles {
+        let mut row = (tile_offsets[tile] + exclusive) as usize;
+        #[unroll]
+        for k in 0..per_unit {
+            let count = bits[k].count_ones();
+            if count != 0 {
+                write_vector_rows::<O>(
+                    coordinates,
+                    bits[k],
+                    first_vector + start + k,
+                    row,
+                    rows,
+                    &dims,
+                    width,
+                    lanes,
+                );
+            }
+            row += count as usize;
+        }
+        if comptime!(has_fill) {
+            let tile_elements = comptime!(cube_size * per_unit * lanes);
+            let total = tile_offsets[tiles] as usize;
+            let fill = fill.get::<O>();
+            fill_tile_padding::<O>(
+                coordinates,
+                fill,
+                total,
+                tile,
+                rows,
+                tile_elements,
+                width,
+                cube_size,
+            );
+        }
     }
 }

@@ -6,18 +6,10 @@ use cubecl::prelude::*;
 use cubecl::server::Handle;
 
 use super::kernel::{
-    nonzero_fill_padding, nonzero_scan_tiles, nonzero_tile_counts, nonzero_write_coordinates,
+    nonzero_scan_tiles, nonzero_tile_counts, nonzero_write_planes, nonzero_write_runs,
 };
-use crate::launch::{elementwise_geometry, require_binding, require_len, vector_size_for};
+use crate::launch::{require_binding, require_len, vector_size_for};
 use crate::{KernelError, StorageWidth};
-
-/// Units per cube in every kernel of the compaction (a power of two).
-const CUBE_SIZE: usize = 256;
-/// Vectors each unit handles in the tile kernels, so a tile is `CUBE_SIZE * PER_UNIT` vectors.
-/// Larger tiles amortise the barriers of the cube-wide scan (on lavapipe at 2^24 elements and
-/// 10% density: 4 → 94 ms, 8 → 65 ms, 16 → 53 ms, 32 → 49 ms); the write kernel keeps a unit's
-/// `PER_UNIT` vectors in registers, which bounds it on GPUs.
-const PER_UNIT: usize = 16;
 
 /// Which bits make an element non-zero.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,6 +42,69 @@ impl CubeScan {
     }
 }
 
+/// How the compaction lays its work out on a runtime: the cube-wide scan, the units in a cube
+/// and the vectors each unit handles. A tile, the work of one cube, is
+/// `cube_size * per_unit` vectors.
+///
+/// ```
+/// use burn_dml_ops_kernels::nonzero::{CompactionPlan, CubeScan};
+///
+/// let plan = CompactionPlan::new(CubeScan::Planes);
+/// assert_eq!((plan.cube_size, plan.per_unit), (256, 16));
+/// // Smaller cubes, for example to test planes that the cube size leaves partial.
+/// let small = CompactionPlan { cube_size: 36, per_unit: 3, ..plan };
+/// assert_eq!(small.tile_vectors(), 108);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CompactionPlan {
+    /// The cube-wide scan, which also picks the write kernel: [`CubeScan::Planes`] writes
+    /// with one run of rows per plane, [`CubeScan::Shared`] one run per unit.
+    pub scan: CubeScan,
+    /// Units per cube, from 1 to 1024. Any size works with either scan; with
+    /// [`CubeScan::Planes`] a size that is not a multiple of the plane size leaves a partial
+    /// plane, which the kernels handle.
+    pub cube_size: usize,
+    /// Vectors each unit handles, from 1 to 64. More amortises the barriers of each tile; the
+    /// write kernels keep one 32-bit word per vector in registers.
+    pub per_unit: usize,
+}
+
+impl CompactionPlan {
+    /// The plan this crate uses with `scan`: cubes of 256 units, 16 vectors each (tiles of 4096
+    /// vectors). On lavapipe (the shared scan) larger tiles amortise the barriers (2^24
+    /// elements at 10%: 4 vectors per unit 94 ms, 8 65 ms, 16 53 ms, 32 49 ms); on a GPU a unit
+    /// then has 16 independent loads in flight in the count kernel, enough to cover the
+    /// memory's latency, while the write kernel holds only 16 words of mask in registers.
+    pub const fn new(scan: CubeScan) -> Self {
+        Self {
+            scan,
+            cube_size: 256,
+            per_unit: 16,
+        }
+    }
+
+    /// [`CompactionPlan::new`] with [`CubeScan::for_client`].
+    pub fn for_client(client: &Client) -> Self {
+        Self::new(CubeScan::for_client(client))
+    }
+
+    /// Vectors per tile: `cube_size * per_unit`.
+    pub const fn tile_vectors(&self) -> usize {
+        self.cube_size * self.per_unit
+    }
+
+    fn check(&self) -> Result<(), KernelError> {
+        if !(1..=1024).contains(&self.cube_size) || !(1..=64).contains(&self.per_unit) {
+            return Err(KernelError::InvalidPlan {
+                detail: format!(
+                    "{self:?}: cube_size must be 1 to 1024 units and per_unit 1 to 64 vectors"
+                ),
+            });
+        }
+        Ok(())
+    }
+}
+
 /// Writes the coordinates of the non-zero elements of `input` into `coordinates` and their
 /// number into `count[0]`, without reading anything back to the host.
 ///
@@ -60,14 +115,20 @@ impl CubeScan {
 /// - `count` holds one `output_elem`; `coordinates` holds `len * N` of them, row-major
 ///   `[len, N]`. Row `i < count` gets the `i`-th non-zero element's coordinates in ascending
 ///   element order; the other rows are left as they were, or set to `fill` when given.
-/// - `scan` picks the cube-wide scan ([`CubeScan::for_client`] chooses for the runtime);
-///   [`CubeScan::Planes`] needs plane operations.
+/// - `plan` lays the work out ([`CompactionPlan::for_client`] chooses for the runtime);
+///   [`CubeScan::Planes`] needs plane operations, and its kernels fail to compile where the
+///   runtime has none.
+///
+/// Four launches at most, none of which waits for the host: the tile counts (which read the
+/// input once and leave one bit per element), the tile offsets (one cube), the coordinates and
+/// padding (from the bits), and nothing else. Every store is guarded by the buffers' lengths,
+/// whatever the scans compute.
 ///
 /// # Errors
 ///
 /// [`KernelError`] when `output_elem` is not an integer, a buffer type cannot be bound, a handle
-/// is too small, `dims` do not multiply to `len`, or `len` does not fit in `u32`. Nothing is
-/// launched then.
+/// is too small, `dims` do not multiply to `len`, `len` does not fit in `u32`, or `plan` is out
+/// of range. Nothing is launched then.
 #[allow(clippy::too_many_arguments)]
 pub fn launch_nonzero_coordinates(
     client: &Client,
@@ -80,8 +141,9 @@ pub fn launch_nonzero_coordinates(
     coordinates: Handle,
     output_elem: ElemType,
     fill: Option<i64>,
-    scan: CubeScan,
+    plan: CompactionPlan,
 ) -> Result<(), KernelError> {
+    plan.check()?;
     if !matches!(output_elem, ElemType::Int(_) | ElemType::UInt(_)) {
         return Err(KernelError::NotAnInteger { elem: output_elem });
     }
@@ -97,43 +159,53 @@ pub fn launch_nonzero_coordinates(
             detail: format!("{len} elements do not fit the compaction's 32-bit tile offsets"),
         });
     }
+    let elements = len
+        .checked_mul(width)
+        .ok_or_else(|| KernelError::TooLarge {
+            detail: format!("{len} rows of {width} coordinates overflow usize"),
+        })?;
     let input_elem = input_width.unsigned();
     require_binding(client, input_elem, "input")?;
     require_binding(client, output_elem, "output")?;
     require_len(&input, len, input_width.bytes(), "input")?;
     require_len(&count, 1, output_elem.size(), "count")?;
-    require_len(&coordinates, len * width, output_elem.size(), "coordinates")?;
+    require_len(&coordinates, elements, output_elem.size(), "coordinates")?;
 
-    let mut vector = vector_size_for(client, &[input_width.bytes()]);
-    while vector > 1 && !len.is_multiple_of(vector) {
-        vector /= 2;
+    // At most 32 lanes, so that a unit's flags for one vector fit in one mask word.
+    let mut lanes = vector_size_for(client, &[input_width.bytes()]).min(32);
+    while lanes > 1 && !len.is_multiple_of(lanes) {
+        lanes /= 2;
     }
-    let vectors = len / vector;
-    let tiles = vectors.div_ceil(CUBE_SIZE * PER_UNIT);
-    let address = AddressType::from_len(len.max(len * width));
+    let vectors = len / lanes;
+    let CompactionPlan {
+        scan,
+        cube_size,
+        per_unit,
+    } = plan;
+    let tiles = vectors.div_ceil(plan.tile_vectors());
+    // Mask words per unit and tile: `per_unit * lanes` bits, whole rows in each word.
+    let rows_per_word = 32 / lanes;
+    let words = per_unit.div_ceil(rows_per_word);
+    let mask_len = (tiles * words * cube_size).max(1);
+    let address = AddressType::from_len(len.max(elements).max(mask_len));
     // Zero-sized bindings are not portable: every scratch buffer holds at least one element.
     let tile_counts = client.empty(tiles.max(1) * size_of::<u32>());
-    let tile_offsets = client.empty(tiles.max(1) * size_of::<u32>());
-    let dims_u32: Vec<u32> = dims.iter().map(|&d| d as u32).collect();
-    let dims_handle = client.create_from_slice(u32::as_bytes(if dims_u32.is_empty() {
-        &[1]
-    } else {
-        &dims_u32
-    }));
+    let tile_offsets = client.empty((tiles + 1) * size_of::<u32>());
+    let mask = client.empty(mask_len * size_of::<u32>());
     let tile_cubes = cubecl::calculate_cube_count_elemwise(
         client,
-        tiles * CUBE_SIZE,
-        CubeDim::new_1d(CUBE_SIZE as u32),
+        tiles * cube_size,
+        CubeDim::new_1d(cube_size as u32),
     );
-    let cube_dim = CubeDim::new_1d(CUBE_SIZE as u32);
+    let cube_dim = CubeDim::new_1d(cube_size as u32);
     let ignore_sign = predicate == NonZeroPredicate::AnyBitButSign;
     let planes = scan == CubeScan::Planes;
 
-    // SAFETY: every index the kernels touch is guarded by `tiles`, `vectors` and `elements`,
-    // which the checks above keep within the buffers: `input` holds `vectors * vector` elements,
-    // `coordinates` `len * width`, the scratch buffers `tiles` (or one) elements each, and the
-    // count one. Row offsets come from the scan of the same predicate, so they stay below the
-    // number of non-zero elements, which is at most `len`.
+    // SAFETY: the kernels read `input` below `vectors * lanes = len` elements and index the
+    // scratch buffers below `tiles` (counts), `tiles + 1` (offsets) and `tiles * words *
+    // cube_size` (mask) elements, by construction of the tile geometry; every coordinate store
+    // checks its row against `len` and the padding stores stop at `len * width`, so no scan
+    // result can send a store outside `coordinates`.
     unsafe {
         if tiles > 0 {
             nonzero_tile_counts::launch_unchecked(
@@ -141,15 +213,17 @@ pub fn launch_nonzero_coordinates(
                 tile_cubes.clone(),
                 cube_dim,
                 address,
-                vector,
-                BufferArg::from_raw_parts(input.clone(), len),
+                lanes,
+                BufferArg::from_raw_parts(input, len),
                 BufferArg::from_raw_parts(tile_counts.clone(), tiles),
+                BufferArg::from_raw_parts(mask.clone(), mask_len),
                 vectors,
                 tiles,
                 ignore_sign,
-                CUBE_SIZE,
+                cube_size,
                 planes,
-                PER_UNIT,
+                per_unit,
+                words,
                 input_elem,
             );
         }
@@ -159,50 +233,43 @@ pub fn launch_nonzero_coordinates(
             cube_dim,
             address,
             BufferArg::from_raw_parts(tile_counts, tiles.max(1)),
-            BufferArg::from_raw_parts(tile_offsets.clone(), tiles.max(1)),
-            BufferArg::from_raw_parts(count.clone(), 1),
+            BufferArg::from_raw_parts(tile_offsets.clone(), tiles + 1),
+            BufferArg::from_raw_parts(count, 1),
             tiles,
-            tiles.div_ceil(CUBE_SIZE),
-            CUBE_SIZE,
+            tiles.div_ceil(cube_size),
+            cube_size,
             planes,
             output_elem,
         );
         if tiles > 0 && width > 0 {
-            nonzero_write_coordinates::launch_unchecked(
+            let mut dims_arg = SequenceArg::new();
+            for &dim in dims {
+                // Fits: the dims multiply to `len`, which fits in u32.
+                dims_arg.push(dim as u32);
+            }
+            let write = if planes {
+                nonzero_write_planes::launch_unchecked
+            } else {
+                nonzero_write_runs::launch_unchecked
+            };
+            write(
                 client,
                 tile_cubes,
                 cube_dim,
                 address,
-                vector,
-                BufferArg::from_raw_parts(input, len),
-                BufferArg::from_raw_parts(tile_offsets, tiles),
-                BufferArg::from_raw_parts(dims_handle, width),
-                BufferArg::from_raw_parts(coordinates.clone(), len * width),
+                BufferArg::from_raw_parts(mask, mask_len),
+                BufferArg::from_raw_parts(tile_offsets, tiles + 1),
+                BufferArg::from_raw_parts(coordinates, elements),
+                dims_arg,
+                InputScalar::new(fill.unwrap_or(0), output_elem),
                 vectors,
                 tiles,
-                width,
-                ignore_sign,
-                CUBE_SIZE,
-                planes,
-                PER_UNIT,
-                [input_elem, output_elem],
-            );
-        }
-        let elements = len * width;
-        if let Some(fill) = fill
-            && elements > 0
-        {
-            let (cubes, dim) = elementwise_geometry(client, elements);
-            nonzero_fill_padding::launch_unchecked(
-                client,
-                cubes,
-                dim,
-                address,
-                BufferArg::from_raw_parts(coordinates, elements),
-                BufferArg::from_raw_parts(count, 1),
-                InputScalar::new(fill, output_elem),
-                elements,
-                width,
+                len,
+                lanes,
+                words,
+                fill.is_some(),
+                cube_size,
+                per_unit,
                 output_elem,
             );
         }

@@ -1,28 +1,32 @@
 //! NonZeroCoordinates: the coordinates of every non-zero element, in ascending row-major order,
 //! as a stream compaction that never reads back to the host.
 //!
-//! The design is reduce-then-scan, built from cube-wide shared-memory scans so that it needs no
-//! plane (subgroup) operations:
+//! The design is reduce-then-scan in three launches, laid out by a [`CompactionPlan`]:
 //!
-//! 1. [`nonzero_tile_counts`]: each cube counts the non-zero elements of its tile (rows of one
-//!    vector per unit, so reads are coalesced) and writes the count.
+//! 1. [`nonzero_tile_counts`]: each cube reads its tile once (rows of one vector per unit, so
+//!    reads are coalesced), counts its non-zero elements and leaves one bit per element in a
+//!    mask, 1/32 of an f32 input's bytes.
 //! 2. [`nonzero_scan_tiles`]: one cube turns the tile counts into exclusive tile offsets and
 //!    writes the total into the `count` output.
-//! 3. [`nonzero_write_coordinates`]: each cube re-reads its tile, each unit a run of consecutive
-//!    vectors kept in registers; a cube scan of the unit counts gives each unit its first row,
-//!    and the unit writes the coordinates of its non-zero elements in order, unravelling a
-//!    vector's first flat index into the last `width` dimensions once and stepping from there.
-//! 4. [`nonzero_fill_padding`] (only when asked): writes a fill value into every row at or past
-//!    the count, which it reads on the device.
+//! 3. The coordinates, from the mask (the input is not read again), and the padding when a
+//!    fill value is given:
+//!    - [`nonzero_write_planes`] where the runtime has planes (GPUs): each plane scans rows of
+//!      neighbouring vectors with plane operations, so neighbouring units store to neighbouring
+//!      rows and each row of the plane is one contiguous range of the output;
+//!    - [`nonzero_write_runs`] elsewhere (lavapipe): each unit takes a run of consecutive vectors
+//!      and one cube scan per tile gives its first row, which suits CPU drivers, where barriers
+//!      cost more than scattered stores.
 //!
-//! The input is read twice (steps 1 and 3); everything else is proportional to the number of
-//! tiles or of non-zero elements.
+//! Each vector's first flat index is unravelled into the last `width` dimensions once, and the
+//! next lanes step from it with carries. The dimensions travel as scalar launch arguments, so a
+//! call uploads nothing. The input's bytes are read once; everything else is proportional to
+//! the number of tiles, to `len / 8` bytes of mask, or to the rows written.
 
 mod kernel;
 mod launch;
 mod scan;
 
 pub use kernel::{
-    nonzero_fill_padding, nonzero_scan_tiles, nonzero_tile_counts, nonzero_write_coordinates,
+    nonzero_scan_tiles, nonzero_tile_counts, nonzero_write_planes, nonzero_write_runs,
 };
-pub use launch::{CubeScan, NonZeroPredicate, launch_nonzero_coordinates};
+pub use launch::{CompactionPlan, CubeScan, NonZeroPredicate, launch_nonzero_coordinates};

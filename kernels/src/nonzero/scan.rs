@@ -1,25 +1,51 @@
 //! Cube-wide scans: in shared memory for runtimes without plane operations (lavapipe), and with
 //! plane scans where the runtime has them.
+//!
+//! The plane scan orders units by plane (`PLANE_POS`), then by position among the plane's
+//! active units. It holds on partial planes too: Vulkan and WebGPU promise full subgroups only
+//! when a pipeline asks for them, which wgpu does not, so nothing here assumes that every plane
+//! has `PLANE_DIM` units or that `UNIT_POS` follows the plane order.
 
 use cubecl::prelude::*;
 
-/// The unit's position in the order [`cube_inclusive_sum`] scans, from 0 to `cube_size - 1`.
-///
-/// Without planes that is `UNIT_POS`. With planes it is the plane's position times the plane
-/// size plus the unit's position in the plane, the order plane scans follow, so the result holds
-/// however a driver maps units to planes (it needs full planes: `cube_size` a multiple of the
-/// plane size, which every plane size up to 256 gives).
+/// Where a unit stands among the cube's planes: the rank of its plane's first unit, the number
+/// of active units in its plane, and its position among them. Every rank from 0 to
+/// `cube_size - 1` belongs to exactly one unit, in [`cube_inclusive_sum`]'s order.
+#[derive(CubeType, Clone, Copy)]
+pub(crate) struct PlaneGeometry {
+    /// The rank of the plane's first unit: the number of units in the planes before it.
+    pub first: u32,
+    /// The number of active units in the plane.
+    pub units: u32,
+    /// The unit's position among its plane's active units.
+    pub lane: u32,
+}
+
+/// The unit's [`PlaneGeometry`]. One barrier: every unit of the cube must call it, in uniform
+/// control flow.
 #[cube]
-pub(crate) fn scan_position(#[comptime] planes: bool) -> usize {
+pub(crate) fn plane_geometry(#[comptime] cube_size: usize) -> PlaneGeometry {
+    let units = plane_sum(1u32);
+    let lane = plane_exclusive_sum(1u32);
+    let first = planes_before(units, cube_size);
+    PlaneGeometry { first, units, lane }
+}
+
+/// The unit's rank in [`cube_inclusive_sum`]'s order, from 0 to `cube_size - 1`: `UNIT_POS`
+/// without planes, its plane's first rank plus its lane with them (one barrier then). Every
+/// unit of the cube must call it, in uniform control flow.
+#[cube]
+pub(crate) fn scan_rank(#[comptime] cube_size: usize, #[comptime] planes: bool) -> u32 {
     if comptime!(planes) {
-        PLANE_POS as usize * PLANE_DIM as usize + UNIT_POS_PLANE as usize
+        let geometry = plane_geometry(cube_size);
+        geometry.first + geometry.lane
     } else {
-        UNIT_POS as usize
+        UNIT_POS
     }
 }
 
-/// The inclusive prefix sum of `value` over the units of the cube, in [`scan_position`] order.
-/// Every unit of the cube must call it, in uniform control flow.
+/// The inclusive prefix sum of `value` over the units of the cube, in rank order (see
+/// [`scan_rank`]). Every unit of the cube must call it, in uniform control flow.
 #[cube]
 pub(crate) fn cube_inclusive_sum(
     value: u32,
@@ -70,21 +96,28 @@ fn inclusive_sum_shared(value: u32, #[comptime] cube_size: usize) -> u32 {
     values[unit] + offsets[unit / run]
 }
 
-/// The plane scan: each plane scans its units, the last unit of each plane publishes the plane
-/// total, and after one barrier every unit adds the totals of the planes before its own.
+/// The plane scan: each plane scans its active units and adds the totals of the planes before
+/// its own.
 #[cube]
 fn inclusive_sum_planes(value: u32, #[comptime] cube_size: usize) -> u32 {
+    plane_inclusive_sum(value) + planes_before(plane_sum(value), cube_size)
+}
+
+/// The sum of `plane_total` over the planes before the unit's own (by `PLANE_POS`), where
+/// `plane_total` is the same in every unit of a plane: the plane's first active unit publishes
+/// it, and after one barrier every unit adds up the slots before its plane's. Every unit of the
+/// cube must call it, in uniform control flow.
+#[cube]
+pub(crate) fn planes_before(plane_total: u32, #[comptime] cube_size: usize) -> u32 {
     // One slot per plane; `cube_size` slots cover planes of any size.
     let mut totals = Shared::<[u32]>::new_slice(cube_size);
-    let inclusive = plane_inclusive_sum(value);
-    let plane = PLANE_POS as usize;
-    if UNIT_POS_PLANE == PLANE_DIM - 1 {
-        totals[plane] = inclusive;
+    if plane_exclusive_sum(1u32) == 0 {
+        totals[PLANE_POS as usize] = plane_total;
     }
     sync_cube();
     let mut offset = 0u32;
-    for p in 0..plane {
+    for p in 0..PLANE_POS as usize {
         offset += totals[p];
     }
-    inclusive + offset
+    offset
 }

@@ -1,0 +1,348 @@
+//! `launch_nonzero_coordinates` on wgpu against a host computation, through each
+//! [`CompactionPlan`]: both scans (plane operations are forced on lavapipe, which has subgroups
+//! although cubecl-wgpu reports none on CPU adapters), cube sizes that leave a partial plane,
+//! tiles of one vector, vector tails, coordinate widths from 1 to 8, fill values, and every
+//! error the launcher returns.
+
+use burn_dml_ops_kernels::nonzero::{
+    CompactionPlan, CubeScan, NonZeroPredicate, launch_nonzero_coordinates,
+};
+use burn_dml_ops_kernels::{KernelError, StorageWidth};
+use cubecl::ir::{ElemType, FloatKind, IntKind};
+use cubecl::prelude::*;
+use proptest::prelude::*;
+
+/// The wgpu client (lavapipe on a machine without a GPU). Panics with install instructions
+/// when there is no adapter: these tests never skip.
+fn client() -> Client {
+    cubecl::Device::wgpu(Default::default())
+        .unwrap_or_else(|err| {
+            panic!(
+                "no wgpu adapter ({err}). These tests run CubeCL kernels; on a machine without \
+                 a GPU install Mesa's lavapipe: `apt-get install -y mesa-vulkan-drivers \
+                 libvulkan1`"
+            )
+        })
+        .client()
+}
+
+/// For each unit of a cube of `cube_size`, the number of active units in its plane.
+#[cube(launch)]
+fn plane_units(output: &mut [u32]) {
+    output[UNIT_POS as usize] = plane_sum(1u32);
+}
+
+fn plane_sizes(client: &Client, cube_size: usize) -> Vec<u32> {
+    let output = client.create_from_slice(u32::as_bytes(&vec![0u32; cube_size]));
+    // SAFETY: the buffer holds one u32 per unit, and each unit writes its own.
+    unsafe {
+        plane_units::launch(
+            client,
+            CubeCount::Static(1, 1, 1),
+            CubeDim::new_1d(cube_size as u32),
+            BufferArg::from_raw_parts(output.clone(), cube_size),
+        );
+    }
+    u32::from_bytes(&client.read_one(output).expect("read the plane sizes")).to_vec()
+}
+
+/// Count and coordinates on the host: the rows of every non-zero value of `values` shaped
+/// `dims`, in ascending order, then `fill` rows.
+fn oracle(values: &[u32], dims: &[usize], fill: i32) -> (i32, Vec<i32>) {
+    let width = dims.len();
+    let mut rows = Vec::new();
+    for (flat, &value) in values.iter().enumerate() {
+        if value != 0 {
+            let mut coordinate = vec![0i32; width];
+            let mut rest = flat;
+            for axis in (0..width).rev() {
+                coordinate[axis] = (rest % dims[axis]) as i32;
+                rest /= dims[axis];
+            }
+            rows.extend(coordinate);
+        }
+    }
+    let count = (rows.len() / width.max(1)) as i32;
+    rows.resize(values.len() * width, fill);
+    (count, rows)
+}
+
+/// Runs the launcher on `values` (u32, `AnyBit`) with i32 outputs that start as -7; returns the
+/// count and every coordinate element.
+fn run(
+    client: &Client,
+    values: &[u32],
+    dims: &[usize],
+    fill: Option<i64>,
+    plan: CompactionPlan,
+) -> (i32, Vec<i32>) {
+    let len = values.len();
+    let input = client.create_from_slice(u32::as_bytes(values));
+    let count = client.create_from_slice(i32::as_bytes(&[-7]));
+    let coordinates =
+        client.create_from_slice(i32::as_bytes(&vec![-7i32; (len * dims.len()).max(1)]));
+    launch_nonzero_coordinates(
+        client,
+        input,
+        StorageWidth::W32,
+        NonZeroPredicate::AnyBit,
+        len,
+        dims,
+        count.clone(),
+        coordinates.clone(),
+        ElemType::Int(IntKind::I32),
+        fill,
+        plan,
+    )
+    .expect("a valid launch");
+    let count = i32::from_bytes(&client.read_one(count).expect("read count"))[0];
+    let coordinates = i32::from_bytes(&client.read_one(coordinates).expect("read rows")).to_vec();
+    (count, coordinates[..len * dims.len()].to_vec())
+}
+
+/// `len` values, about `percent`% of them non-zero, from a seeded xorshift.
+fn values(len: usize, percent: u32, seed: u64) -> Vec<u32> {
+    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..len)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            if (state % 100) < u64::from(percent) {
+                (state >> 40) as u32 | 1
+            } else {
+                0
+            }
+        })
+        .collect()
+}
+
+/// Checks one launch against the oracle: every row when `fill` is given, the first `count`
+/// rows otherwise (the others must keep the -7 they started with).
+fn check(client: &Client, values: &[u32], dims: &[usize], fill: Option<i64>, plan: CompactionPlan) {
+    let (count, rows) = run(client, values, dims, fill, plan);
+    let (expected_count, expected) = oracle(values, dims, fill.unwrap_or(-7) as i32);
+    let what = format!("{plan:?}, dims {dims:?}, fill {fill:?}");
+    assert_eq!(count, expected_count, "count: {what}");
+    assert_eq!(rows, expected, "rows: {what}");
+}
+
+/// The plans under test: both scans at the crate's geometry, and small cubes where a unit's
+/// run, a tile and a partial plane are all a few elements long.
+fn plans() -> Vec<CompactionPlan> {
+    let mut plans = Vec::new();
+    for scan in [CubeScan::Shared, CubeScan::Planes] {
+        plans.push(CompactionPlan::new(scan));
+        for (cube_size, per_unit) in [(36, 3), (1, 1), (7, 5), (64, 1)] {
+            plans.push(CompactionPlan {
+                scan,
+                cube_size,
+                per_unit,
+            });
+        }
+    }
+    plans
+}
+
+#[test]
+fn a_cube_of_36_leaves_a_partial_plane() {
+    let client = client();
+    let sizes = plane_sizes(&client, 36);
+    let full = *sizes.iter().max().unwrap();
+    assert!(
+        full > 1,
+        "planes of {full} unit(s) would test nothing: {sizes:?}"
+    );
+    assert!(
+        sizes.iter().any(|&units| units < full),
+        "no partial plane in a cube of 36 units: {sizes:?}"
+    );
+}
+
+#[test]
+fn every_plan_matches_the_host() {
+    let client = client();
+    for plan in plans() {
+        let tile = plan.tile_vectors();
+        // Around a unit's run, a tile (of 1 and 4 lanes) and a mask word, and odd tails.
+        let mut lens = vec![0, 1, 3, 5, 31, 32, 33, 100];
+        for vectors in [tile, 2 * tile + 1, 3 * tile - 1] {
+            lens.extend([vectors, vectors * 4, vectors * 4 + 4, vectors * 4 + 1]);
+        }
+        for len in lens {
+            for percent in [0, 1, 50, 100] {
+                let values = values(len, percent, len as u64 + u64::from(percent));
+                check(&client, &values, &[len], None, plan);
+                check(&client, &values, &[len], Some(-1), plan);
+            }
+        }
+    }
+}
+
+#[test]
+fn wide_coordinates_carry_across_every_axis() {
+    let client = client();
+    let shapes: [&[usize]; 5] = [
+        &[3, 5, 7],
+        &[1, 64, 1, 257],
+        &[2, 3, 1, 4, 1, 3, 2, 1],
+        &[5, 1, 7, 3, 1, 2, 4, 9],
+        &[4097, 2],
+    ];
+    for plan in plans() {
+        for dims in shapes {
+            let len = dims.iter().product();
+            for percent in [1, 50, 100] {
+                let values = values(len, percent, len as u64);
+                check(&client, &values, dims, Some(i64::from(i32::MIN)), plan);
+            }
+        }
+    }
+}
+
+#[test]
+fn floats_ignore_the_sign_bit() {
+    let client = client();
+    let values: Vec<f32> = vec![0.0, -0.0, 1.0, f32::NAN, -f32::INFINITY, 0.0, -0.0, 1e-45];
+    for plan in plans() {
+        let input = client.create_from_slice(f32::as_bytes(&values));
+        let count = client.create_from_slice(i32::as_bytes(&[0]));
+        let rows = client.create_from_slice(i32::as_bytes(&[0; 8]));
+        launch_nonzero_coordinates(
+            &client,
+            input,
+            StorageWidth::W32,
+            NonZeroPredicate::AnyBitButSign,
+            8,
+            &[8],
+            count.clone(),
+            rows.clone(),
+            ElemType::Int(IntKind::I32),
+            Some(-1),
+            plan,
+        )
+        .unwrap();
+        let count = i32::from_bytes(&client.read_one(count).unwrap())[0];
+        let rows = i32::from_bytes(&client.read_one(rows).unwrap()).to_vec();
+        assert_eq!(
+            (count, rows),
+            (4, vec![2, 3, 4, 7, -1, -1, -1, -1]),
+            "{plan:?}"
+        );
+    }
+}
+
+#[test]
+fn errors_launch_nothing() {
+    let client = client();
+    let plan = CompactionPlan::for_client(&client);
+    let handle = |bytes: usize| client.create_from_slice(&vec![0u8; bytes]);
+    let launch = |len: usize, dims: &[usize], rows_bytes: usize, out: ElemType, plan| {
+        launch_nonzero_coordinates(
+            &client,
+            handle(16),
+            StorageWidth::W32,
+            NonZeroPredicate::AnyBit,
+            len,
+            dims,
+            handle(8),
+            handle(rows_bytes),
+            out,
+            None,
+            plan,
+        )
+    };
+    let i32_out = ElemType::Int(IntKind::I32);
+    for bad in [(0, 16), (1025, 16), (256, 0), (256, 65)] {
+        let plan = CompactionPlan {
+            cube_size: bad.0,
+            per_unit: bad.1,
+            ..plan
+        };
+        assert!(
+            matches!(
+                launch(4, &[4], 16, i32_out, plan),
+                Err(KernelError::InvalidPlan { .. })
+            ),
+            "{plan:?}"
+        );
+    }
+    let float_out = ElemType::Float(FloatKind::F32);
+    assert_eq!(
+        launch(4, &[4], 16, float_out, plan),
+        Err(KernelError::NotAnInteger { elem: float_out })
+    );
+    assert!(matches!(
+        launch(4, &[2, 3], 32, i32_out, plan),
+        Err(KernelError::ShapeMismatch { .. })
+    ));
+    let result = launch(4, &[2, 2], 24, i32_out, plan);
+    assert!(
+        matches!(
+            result,
+            Err(KernelError::BufferTooSmall {
+                role: "coordinates",
+                needed: 32,
+                ..
+            })
+        ),
+        "{result:?}"
+    );
+    assert!(matches!(
+        launch(5, &[5], 20, i32_out, plan),
+        Err(KernelError::BufferTooSmall {
+            role: "input",
+            needed: 20,
+            ..
+        })
+    ));
+    // A view into a larger allocation is only as long as the bytes it covers.
+    let view = client.create_from_slice(&[0u8; 64]).offset_start(48);
+    let result = launch_nonzero_coordinates(
+        &client,
+        view,
+        StorageWidth::W32,
+        NonZeroPredicate::AnyBit,
+        8,
+        &[8],
+        handle(8),
+        handle(32),
+        i32_out,
+        None,
+        plan,
+    );
+    assert!(
+        matches!(
+            result,
+            Err(KernelError::BufferTooSmall {
+                role: "input",
+                needed: 32,
+                actual: 16
+            })
+        ),
+        "{result:?}"
+    );
+    let huge = 1usize << 32;
+    assert!(matches!(
+        launch(huge, &[huge], 16, i32_out, plan),
+        Err(KernelError::TooLarge { .. })
+    ));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// Random shapes of rank 1 to 8 (up to about 20,000 elements), densities, plans and fill.
+    #[test]
+    fn random_shapes_match_the_host(
+        dims in prop::collection::vec(1usize..12, 1..=8)
+            .prop_filter("at most 20,000 elements", |d| d.iter().product::<usize>() <= 20_000),
+        percent in prop::sample::select(vec![0u32, 1, 10, 50, 90, 100]),
+        plan in prop::sample::select(plans()),
+        fill in prop::option::of(-3i64..3),
+        seed in any::<u64>(),
+    ) {
+        let len = dims.iter().product();
+        check(&client(), &values(len, percent, seed), &dims, fill, plan);
+    }
+}
