@@ -85,39 +85,55 @@ fn step_to_next(coords: &mut Array<u32>, dims: &Sequence<u32>, #[comptime] width
     }
 }
 
-/// Writes the coordinates of the set lanes of `bits` (vector `vector`, `lanes` elements) into
-/// rows `row`, `row + 1`, … of `coordinates`. Every store is guarded by `rows` (the number of
-/// rows the buffer holds), so no scan result can move a store outside it.
+/// Writes the coordinates of the set bits of `run` (`words` words; bit `b` of word `m` is
+/// element `first + 32 * m + b`) into rows `row`, `row + 1`, … of `coordinates`, and returns the
+/// row after the last. Every store is guarded by `rows` (the number of rows the buffer holds),
+/// so no scan result can move a store outside it.
+///
+/// The loop visits set bits only: CPU drivers such as lavapipe run both sides of a branch under
+/// a mask, so a loop over every element would cost a (scalarised) store per element whatever
+/// the density, while this one runs as often as the densest run of the SIMD group. `first` is
+/// unravelled once; each further element steps from the previous one with carries.
 #[allow(clippy::too_many_arguments)]
 #[cube]
-fn write_vector_rows<O: Int>(
+fn write_run_rows<O: Int>(
     coordinates: &mut [O],
-    bits: u32,
-    vector: usize,
+    run: &Array<u32>,
+    first: usize,
     row: usize,
     rows: usize,
     dims: &Sequence<u32>,
     #[comptime] width: usize,
-    #[comptime] lanes: usize,
-) {
-    let mut coords = unravel(u32::cast_from(vector * lanes), dims, width);
+    #[comptime] words: usize,
+) -> usize {
+    let mut coords = unravel(u32::cast_from(first), dims, width);
+    let mut at = 0u32;
     let mut next = row;
     #[unroll]
-    for lane in 0..lanes {
-        if (bits >> comptime!(lane as u32)) & 1 != 0 {
+    for m in 0..words {
+        let mut remaining = run[m];
+        while remaining != 0 {
+            let position = comptime!((m * 32) as u32) + remaining.trailing_zeros();
             if next < rows {
-                let base = next * width;
-                #[unroll]
-                for d in 0..width {
-                    coordinates[base + d] = O::cast_from(coords[d]);
+                if comptime!(width == 1) {
+                    coordinates[next] = O::cast_from(first + position as usize);
+                } else {
+                    while at < position {
+                        step_to_next(&mut coords, dims, width);
+                        at += 1;
+                    }
+                    let base = next * width;
+                    #[unroll]
+                    for d in 0..width {
+                        coordinates[base + d] = O::cast_from(coords[d]);
+                    }
                 }
             }
             next += 1;
-        }
-        if comptime!(lane + 1 < lanes) {
-            step_to_next(&mut coords, dims, width);
+            remaining &= remaining - 1;
         }
     }
+    next
 }
 
 /// Writes `fill` into every padding row (at or past `total`, the number of non-zero elements)
@@ -299,43 +315,44 @@ pub fn nonzero_write_planes<O: Int>(
         let in_row = plane_sum(count);
         if count != 0 {
             let q = start + k * units;
-            write_vector_rows::<O>(
+            let mut run = Array::<u32>::new(1usize);
+            run[0] = bits[k];
+            write_run_rows::<O>(
                 coordinates,
-                bits[k],
-                first_vector + q,
+                &run,
+                (first_vector + q) * lanes,
                 row + before as usize,
                 rows,
                 &dims,
                 width,
-                lanes,
+                1usize,
             );
         }
         row += in_row as usize;
     }
-    if comptime!(has_fill) {
-        if tile < tiles {
-            let tile_elements = comptime!(cube_size * per_unit * lanes);
-            let total = tile_offsets[tiles] as usize;
-            let fill = fill.get::<O>();
-            fill_tile_padding::<O>(
-                coordinates,
-                fill,
-                total,
-                tile,
-                rows,
-                tile_elements,
-                width,
-                cube_size,
-            );
-        }
+    if comptime!(has_fill) && tile < tiles {
+        let tile_elements = comptime!(cube_size * per_unit * lanes);
+        let total = tile_offsets[tiles] as usize;
+        let fill = fill.get::<O>();
+        fill_tile_padding::<O>(
+            coordinates,
+            fill,
+            total,
+            tile,
+            rows,
+            tile_elements,
+            width,
+            cube_size,
+        );
     }
 }
 
-/// Step 3 without planes: each unit takes `per_unit` consecutive vectors of the tile, reads
-/// their bits from the mask and counts them; a cube-wide scan of the unit totals, plus
-/// `tile_offsets[tile]`, gives the unit its first row, and the unit writes the coordinates of
-/// its non-zero elements in order. One cube scan per tile, which suits runtimes where barriers
-/// cost more than scattered stores (lavapipe). `dims` as in [`nonzero_write_planes`].
+/// Step 3 without planes: each unit takes `per_unit` consecutive vectors of the tile and
+/// gathers their bits from the mask into a run of words, element by element; a cube-wide scan
+/// of the unit totals, plus `tile_offsets[tile]`, gives the unit its first row, and the unit
+/// writes the coordinates of its run's set bits in order, one loop iteration per set bit. One
+/// cube scan per tile, which suits runtimes where barriers cost more than scattered stores
+/// (lavapipe). `dims` as in [`nonzero_write_planes`].
 #[allow(clippy::too_many_arguments)]
 #[cube(launch_unchecked, address_type = "dynamic")]
 pub fn nonzero_write_runs<O: Int>(
@@ -358,38 +375,37 @@ pub fn nonzero_write_runs<O: Int>(
     let tile = CUBE_POS;
     let start = UNIT_POS as usize * per_unit;
     let first_vector = tile * cube_size * per_unit;
-    let mut bits = Array::<u32>::new(per_unit);
+    // The unit's flags, element by element: bit `b` of word `m` is element `32 * m + b` of its
+    // run (`words` words hold `per_unit * lanes` bits, as in the mask).
+    let mut run = Array::<u32>::new(words);
+    #[unroll]
+    for m in 0..words {
+        run[m] = 0u32;
+    }
     let mut total = 0u32;
     #[unroll]
     for k in 0..per_unit {
         let q = start + k;
-        let mut b = 0u32;
         if tile < tiles && first_vector + q < vectors {
-            b = tile_bits(mask, tile, q, lanes, words, cube_size);
+            let b = tile_bits(mask, tile, q, lanes, words, cube_size);
+            let m = comptime!(k * lanes / 32);
+            run[m] |= b << comptime!(((k * lanes) % 32) as u32);
+            total += b.count_ones();
         }
-        bits[k] = b;
-        total += b.count_ones();
     }
     let exclusive = cube_inclusive_sum(total, cube_size, false) - total;
     if tile < tiles {
-        let mut row = (tile_offsets[tile] + exclusive) as usize;
-        #[unroll]
-        for k in 0..per_unit {
-            let count = bits[k].count_ones();
-            if count != 0 {
-                write_vector_rows::<O>(
-                    coordinates,
-                    bits[k],
-                    first_vector + start + k,
-                    row,
-                    rows,
-                    &dims,
-                    width,
-                    lanes,
-                );
-            }
-            row += count as usize;
-        }
+        let row = (tile_offsets[tile] + exclusive) as usize;
+        write_run_rows::<O>(
+            coordinates,
+            &run,
+            (first_vector + start) * lanes,
+            row,
+            rows,
+            &dims,
+            width,
+            words,
+        );
         if comptime!(has_fill) {
             let tile_elements = comptime!(cube_size * per_unit * lanes);
             let total = tile_offsets[tiles] as usize;

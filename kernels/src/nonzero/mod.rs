@@ -17,10 +17,14 @@
 //!      and one cube scan per tile gives its first row, which suits CPU drivers, where barriers
 //!      cost more than scattered stores.
 //!
-//! Each vector's first flat index is unravelled into the last `width` dimensions once, and the
-//! next lanes step from it with carries. The dimensions travel as scalar launch arguments, so a
-//! call uploads nothing. The input's bytes are read once; everything else is proportional to
-//! the number of tiles, to `len / 8` bytes of mask, or to the rows written.
+//!    Both loop over set bits only (CPU drivers run a branch's body under a mask whatever the
+//!    density). A run's first flat index is unravelled into the last `width` dimensions once
+//!    (a vector's, in the plane kernel), and each further element steps from the previous one
+//!    with carries.
+//!
+//! The dimensions travel as scalar launch arguments, so a call uploads nothing. The input's
+//! bytes are read once; everything else is proportional to the number of tiles, to `len / 8`
+//! bytes of mask, or to the rows written.
 
 mod kernel;
 mod launch;
