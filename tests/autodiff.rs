@@ -341,6 +341,30 @@ fn sgd_through_scatter_nd_reduces_the_loss() {
     }
 }
 
+/// With no index tuple an `Assign` replaces nothing, so the input's gradient is the output's.
+/// On wgpu a one-element input used to get the output's gradient times the input's value (the
+/// backward scatter of zero rows); the proptest below found it as `shape = [1], picks = []`.
+#[test]
+fn assign_without_tuples_passes_the_gradient_through() {
+    for device in [flex().autodiff(), wgpu().autodiff()] {
+        for (shape, value) in [([1usize], 5.0f32), ([3], 2.0)] {
+            let n = shape[0];
+            let input = Tensor::<1>::from_data(TensorData::new(vec![value; n], shape), &device)
+                .require_grad();
+            let updates = Tensor::<1>::from_data(TensorData::new(Vec::<f32>::new(), [0]), &device)
+                .require_grad();
+            let indices =
+                Tensor::<2, Int>::from_data(TensorData::new(Vec::<i64>::new(), [0, 1]), &device);
+            let weights: Vec<f32> = (0..n).map(|i| 0.25 + i as f32).collect();
+            let w = Tensor::<1>::from_data(TensorData::new(weights.clone(), shape), &device);
+            let output = input.clone().scatter_nd_update(indices, updates);
+            let grads = (output * w).sum().backward();
+            let got = values(input.grad(&grads).expect("input gradient"));
+            assert_eq!(got, weights, "{device:?} {shape:?}");
+        }
+    }
+}
+
 /// One random gradient case of rank `D`: `loss = sum(weights * scatter(input, updates))`, whose
 /// gradients the oracle knows exactly: the input's is `weights` (zeroed at replaced slices for
 /// `Assign`), each updates row's is `weights` at its target slice, or zeros when dropped.

@@ -180,6 +180,8 @@ impl<B: DmlOps> Backward<B, 2> for ScatterNdBackward {
             ops.node,
             grads,
             |grad| match reduction {
+                // No index tuple: the scatter replaced nothing, so the gradient passes through.
+                Reduction::Assign if shape_4input.num_elements() == 0 => grad,
                 Reduction::Assign => {
                     let zeros = B::float_zeros(shape_4input, &grad.device(), grad.dtype().into());
                     <B as DmlOps>::float_scatter_nd(

@@ -136,21 +136,23 @@ fn write_run_rows<O: Int>(
     next
 }
 
-/// Writes `fill` into every padding row (at or past `total`, the number of non-zero elements)
-/// whose index falls in tile `tile`'s range of `tile_elements` elements. The cube's units write
-/// consecutive elements, so the stores are contiguous.
+/// Writes `fill` into every padding row (at or past the number of non-zero elements,
+/// `tile_offsets[tiles]`) whose index falls in tile `tile`'s range of `tile_elements`
+/// elements. The cube's units write consecutive elements, so the stores are contiguous.
 #[allow(clippy::too_many_arguments)]
 #[cube]
 fn fill_tile_padding<O: Int>(
     coordinates: &mut [O],
+    tile_offsets: &[u32],
     fill: O,
-    total: usize,
     tile: usize,
+    tiles: usize,
     rows: usize,
     #[comptime] tile_elements: usize,
     #[comptime] width: usize,
     #[comptime] cube_size: usize,
 ) {
+    let total = tile_offsets[tiles] as usize;
     let mut first = tile * tile_elements;
     let mut end = first + tile_elements;
     if first < total {
@@ -257,18 +259,17 @@ pub fn nonzero_scan_tiles<O: Int>(
     }
 }
 
-/// Step 3 where the runtime has planes: each plane takes a contiguous run of the tile, `per_unit`
-/// rows of as many vectors as it has active units, reads their bits from the mask (neighbouring
-/// units read neighbouring vectors), and finds each unit's rows with plane scans. Within a row
-/// the plane's rows are one contiguous range, so neighbouring units store to neighbouring rows.
-/// Two barriers per tile: one for the planes' geometry, one for the planes' totals.
+/// Step 3: the coordinates of tile `CUBE_POS`'s non-zero elements, from the mask, and with
+/// `has_fill` its share of the padding rows (every row at or past the total whose index falls
+/// in the tile). `planes` picks the layout: with plane operations each plane writes contiguous
+/// rows of neighbouring vectors (GPUs); without, each unit writes the rows of its own run of
+/// consecutive vectors after one shared-memory scan (lavapipe).
 ///
 /// `dims` holds the sizes of the last `width` dimensions of the input; row `r` of the output is
-/// `coordinates[r * width..(r + 1) * width]`. A vector's first element is unravelled once
-/// (`width - 1` divisions); each further lane advances the coordinates with carries.
+/// `coordinates[r * width..(r + 1) * width]` and `rows` is the number of rows it holds.
 #[allow(clippy::too_many_arguments)]
 #[cube(launch_unchecked, address_type = "dynamic")]
-pub fn nonzero_write_planes<O: Int>(
+pub fn nonzero_write_coordinates<O: Int>(
     mask: &[u32],
     tile_offsets: &[u32],
     coordinates: &mut [O],
@@ -282,10 +283,93 @@ pub fn nonzero_write_planes<O: Int>(
     #[comptime] has_fill: bool,
     #[comptime] cube_size: usize,
     #[comptime] per_unit: usize,
+    #[comptime] planes: bool,
     #[define(O)] _output_type: ElemType,
 ) {
     let width = comptime!(dims.len());
     let tile = CUBE_POS;
+    let layout = TileLayout {
+        tile,
+        tiles,
+        vectors,
+        rows,
+    };
+    if comptime!(planes) {
+        write_tile_planes::<O>(
+            mask,
+            tile_offsets,
+            coordinates,
+            &dims,
+            &layout,
+            width,
+            lanes,
+            words,
+            cube_size,
+            per_unit,
+        );
+    } else {
+        write_tile_runs::<O>(
+            mask,
+            tile_offsets,
+            coordinates,
+            &dims,
+            &layout,
+            width,
+            lanes,
+            words,
+            cube_size,
+            per_unit,
+        );
+    }
+    if comptime!(has_fill) && tile < tiles {
+        let tile_elements = comptime!(cube_size * per_unit * lanes);
+        let fill = fill.get::<O>();
+        fill_tile_padding::<O>(
+            coordinates,
+            tile_offsets,
+            fill,
+            tile,
+            tiles,
+            rows,
+            tile_elements,
+            width,
+            cube_size,
+        );
+    }
+}
+
+/// Where a write kernel's cube stands: its tile, the number of tiles, of input vectors and of
+/// output rows.
+#[derive(CubeType, Clone, Copy)]
+struct TileLayout {
+    tile: usize,
+    tiles: usize,
+    vectors: usize,
+    rows: usize,
+}
+
+/// The write where the runtime has planes: each plane takes a contiguous run of the tile,
+/// `per_unit` rows of as many vectors as it has active units, reads their bits from the mask
+/// (neighbouring units read neighbouring vectors), and finds each unit's rows with plane scans.
+/// Within a row the plane's rows are one contiguous range, so neighbouring units store to
+/// neighbouring rows. Two barriers per tile: one for the planes' geometry, one for the planes'
+/// totals. A vector's first element is unravelled once (`width - 1` divisions); each further
+/// set lane steps from it with carries.
+#[allow(clippy::too_many_arguments)]
+#[cube]
+fn write_tile_planes<O: Int>(
+    mask: &[u32],
+    tile_offsets: &[u32],
+    coordinates: &mut [O],
+    dims: &Sequence<u32>,
+    layout: &TileLayout,
+    #[comptime] width: usize,
+    #[comptime] lanes: usize,
+    #[comptime] words: usize,
+    #[comptime] cube_size: usize,
+    #[comptime] per_unit: usize,
+) {
+    let tile = layout.tile;
     let geometry = plane_geometry(cube_size);
     let units = geometry.units as usize;
     let start = geometry.first as usize * per_unit + geometry.lane as usize;
@@ -296,7 +380,7 @@ pub fn nonzero_write_planes<O: Int>(
     for k in 0..per_unit {
         let q = start + k * units;
         let mut b = 0u32;
-        if tile < tiles && first_vector + q < vectors {
+        if tile < layout.tiles && first_vector + q < layout.vectors {
             b = tile_bits(mask, tile, q, lanes, words, cube_size);
         }
         bits[k] = b;
@@ -305,7 +389,7 @@ pub fn nonzero_write_planes<O: Int>(
     // Rows before this plane's first: the tile's offset, then the planes before this one.
     let plane_offset = planes_before(plane_sum(total), cube_size);
     let mut row = 0usize;
-    if tile < tiles {
+    if tile < layout.tiles {
         row = (tile_offsets[tile] + plane_offset) as usize;
     }
     #[unroll]
@@ -322,57 +406,37 @@ pub fn nonzero_write_planes<O: Int>(
                 &run,
                 (first_vector + q) * lanes,
                 row + before as usize,
-                rows,
-                &dims,
+                layout.rows,
+                dims,
                 width,
                 1usize,
             );
         }
         row += in_row as usize;
     }
-    if comptime!(has_fill) && tile < tiles {
-        let tile_elements = comptime!(cube_size * per_unit * lanes);
-        let total = tile_offsets[tiles] as usize;
-        let fill = fill.get::<O>();
-        fill_tile_padding::<O>(
-            coordinates,
-            fill,
-            total,
-            tile,
-            rows,
-            tile_elements,
-            width,
-            cube_size,
-        );
-    }
 }
 
-/// Step 3 without planes: each unit takes `per_unit` consecutive vectors of the tile and
+/// The write without planes: each unit takes `per_unit` consecutive vectors of the tile and
 /// gathers their bits from the mask into a run of words, element by element; a cube-wide scan
 /// of the unit totals, plus `tile_offsets[tile]`, gives the unit its first row, and the unit
 /// writes the coordinates of its run's set bits in order, one loop iteration per set bit. One
 /// cube scan per tile, which suits runtimes where barriers cost more than scattered stores
-/// (lavapipe). `dims` as in [`nonzero_write_planes`].
+/// (lavapipe).
 #[allow(clippy::too_many_arguments)]
-#[cube(launch_unchecked, address_type = "dynamic")]
-pub fn nonzero_write_runs<O: Int>(
+#[cube]
+fn write_tile_runs<O: Int>(
     mask: &[u32],
     tile_offsets: &[u32],
     coordinates: &mut [O],
-    dims: Sequence<u32>,
-    fill: InputScalar,
-    vectors: usize,
-    tiles: usize,
-    rows: usize,
+    dims: &Sequence<u32>,
+    layout: &TileLayout,
+    #[comptime] width: usize,
     #[comptime] lanes: usize,
     #[comptime] words: usize,
-    #[comptime] has_fill: bool,
     #[comptime] cube_size: usize,
     #[comptime] per_unit: usize,
-    #[define(O)] _output_type: ElemType,
 ) {
-    let width = comptime!(dims.len());
-    let tile = CUBE_POS;
+    let tile = layout.tile;
     let start = UNIT_POS as usize * per_unit;
     let first_vector = tile * cube_size * per_unit;
     // The unit's flags, element by element: bit `b` of word `m` is element `32 * m + b` of its
@@ -386,7 +450,7 @@ pub fn nonzero_write_runs<O: Int>(
     #[unroll]
     for k in 0..per_unit {
         let q = start + k;
-        if tile < tiles && first_vector + q < vectors {
+        if tile < layout.tiles && first_vector + q < layout.vectors {
             let b = tile_bits(mask, tile, q, lanes, words, cube_size);
             let m = comptime!(k * lanes / 32);
             run[m] |= b << comptime!(((k * lanes) % 32) as u32);
@@ -394,32 +458,17 @@ pub fn nonzero_write_runs<O: Int>(
         }
     }
     let exclusive = cube_inclusive_sum(total, cube_size, false) - total;
-    if tile < tiles {
+    if tile < layout.tiles {
         let row = (tile_offsets[tile] + exclusive) as usize;
         write_run_rows::<O>(
             coordinates,
             &run,
             (first_vector + start) * lanes,
             row,
-            rows,
-            &dims,
+            layout.rows,
+            dims,
             width,
             words,
         );
-        if comptime!(has_fill) {
-            let tile_elements = comptime!(cube_size * per_unit * lanes);
-            let total = tile_offsets[tiles] as usize;
-            let fill = fill.get::<O>();
-            fill_tile_padding::<O>(
-                coordinates,
-                fill,
-                total,
-                tile,
-                rows,
-                tile_elements,
-                width,
-                cube_size,
-            );
-        }
     }
 }

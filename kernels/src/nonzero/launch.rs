@@ -5,9 +5,7 @@ use cubecl::ir::features::Plane;
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 
-use super::kernel::{
-    nonzero_scan_tiles, nonzero_tile_counts, nonzero_write_planes, nonzero_write_runs,
-};
+use super::kernel::{nonzero_scan_tiles, nonzero_tile_counts, nonzero_write_coordinates};
 use crate::launch::{require_binding, require_len, vector_size_for};
 use crate::{KernelError, StorageWidth};
 
@@ -247,12 +245,7 @@ pub fn launch_nonzero_coordinates(
                 // Fits: the dims multiply to `len`, which fits in u32.
                 dims_arg.push(dim as u32);
             }
-            let write = if planes {
-                nonzero_write_planes::launch_unchecked
-            } else {
-                nonzero_write_runs::launch_unchecked
-            };
-            write(
+            nonzero_write_coordinates::launch_unchecked(
                 client,
                 tile_cubes,
                 cube_dim,
@@ -270,6 +263,7 @@ pub fn launch_nonzero_coordinates(
                 fill.is_some(),
                 cube_size,
                 per_unit,
+                planes,
                 output_elem,
             );
         }

@@ -3,17 +3,17 @@
 //!
 //! The design is reduce-then-scan in three launches, laid out by a [`CompactionPlan`]:
 //!
-//! 1. [`nonzero_tile_counts`]: each cube reads its tile once (rows of one vector per unit, so
+//! 1. [`nonzero_tile_counts`](fn@nonzero_tile_counts): each cube reads its tile once (rows of one vector per unit, so
 //!    reads are coalesced), counts its non-zero elements and leaves one bit per element in a
 //!    mask, 1/32 of an f32 input's bytes.
-//! 2. [`nonzero_scan_tiles`]: one cube turns the tile counts into exclusive tile offsets and
+//! 2. [`nonzero_scan_tiles`](fn@nonzero_scan_tiles): one cube turns the tile counts into exclusive tile offsets and
 //!    writes the total into the `count` output.
-//! 3. The coordinates, from the mask (the input is not read again), and the padding when a
-//!    fill value is given:
-//!    - [`nonzero_write_planes`] where the runtime has planes (GPUs): each plane scans rows of
+//! 3. [`nonzero_write_coordinates`](fn@nonzero_write_coordinates): the coordinates, from the mask (the input is not read
+//!    again), and the padding when a fill value is given, in one of two layouts:
+//!    - where the runtime has planes (GPUs): each plane scans rows of
 //!      neighbouring vectors with plane operations, so neighbouring units store to neighbouring
 //!      rows and each row of the plane is one contiguous range of the output;
-//!    - [`nonzero_write_runs`] elsewhere (lavapipe): each unit takes a run of consecutive vectors
+//!    - elsewhere (lavapipe): each unit takes a run of consecutive vectors
 //!      and one cube scan per tile gives its first row, which suits CPU drivers, where barriers
 //!      cost more than scattered stores.
 //!
@@ -30,7 +30,5 @@ mod kernel;
 mod launch;
 mod scan;
 
-pub use kernel::{
-    nonzero_scan_tiles, nonzero_tile_counts, nonzero_write_planes, nonzero_write_runs,
-};
+pub use kernel::{nonzero_scan_tiles, nonzero_tile_counts, nonzero_write_coordinates};
 pub use launch::{CompactionPlan, CubeScan, NonZeroPredicate, launch_nonzero_coordinates};
