@@ -132,8 +132,20 @@ pub(super) fn check(
             &real_input[k..]
         )));
     }
-    let targets: usize = real_input[..k].iter().product();
-    let rows: usize = batch.iter().product();
+    // Checked: a zero-element input may still have dimensions whose product overflows.
+    let product = |dims: &[usize]| dims.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d));
+    let (Some(targets), Some(rows), Some(_slice)) = (
+        product(&real_input[..k]),
+        product(batch),
+        product(&real_input[k..]),
+    ) else {
+        return Err(invalid(format!(
+            "input {real_input:?} with indices {real_indices:?}: the number of target slices, \
+             index tuples or slice elements overflows usize, so the kernels cannot address \
+             them; every such count must stay below {}",
+            u32::MAX
+        )));
+    };
     if targets >= u32::MAX as usize || rows >= u32::MAX as usize {
         return Err(invalid(format!(
             "{rows} index tuples into {targets} target slices (input {real_input:?}, indices \
@@ -192,4 +204,43 @@ pub(crate) fn not_differentiable(reduction: Reduction) -> String {
          operand is tracked by autodiff; detach the input and updates (`.detach()`) or use \
          Reduction::Add or Reduction::Assign"
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A zero-element input whose indexed dimensions multiply past usize (DirectML's example of
+    /// a shape the kernels cannot number) is an error from the checks, not a panic in a debug
+    /// build or a wrapped product that passes in a release one. Burn cannot allocate such a
+    /// tensor (it multiplies shapes unchecked too), so the checks are called on shapes alone.
+    #[test]
+    fn overflowing_shapes_are_errors() {
+        let device = Device::flex();
+        let operand = |shape| Operand {
+            shape,
+            dtype: DType::F32,
+            device: &device,
+        };
+        let huge = 1usize << 32;
+        // (input, indices, updates): indexed dimensions, then slice dimensions, that overflow.
+        let cases: [(&[usize], &[usize], &[usize]); 2] = [
+            (&[huge, huge, 0], &[1, 2], &[1, 0]),
+            (&[0, huge, huge], &[1, 1], &[1, huge, huge]),
+        ];
+        for (input, indices, updates) in cases {
+            let indices = Operand {
+                dtype: DType::I64,
+                ..operand(indices)
+            };
+            let options = ScatterNdOptions::default();
+            let err = check(&operand(input), &indices, &operand(updates), &options)
+                .map(|_| ())
+                .unwrap_err();
+            assert!(
+                err.to_string().contains("overflows usize"),
+                "{input:?}: {err}"
+            );
+        }
+    }
 }
