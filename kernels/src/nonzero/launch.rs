@@ -58,7 +58,7 @@ pub struct CompactionPlan {
     /// The cube-wide scan, which also picks the write kernel: [`CubeScan::Planes`] writes
     /// with one run of rows per plane, [`CubeScan::Shared`] one run per unit.
     pub scan: CubeScan,
-    /// Units per cube, from 1 to 1024. Any size works with either scan; with
+    /// Units per cube, from 1 to 1024 or the runtime's limit if lower. Any size works with either scan; with
     /// [`CubeScan::Planes`] a size that is not a multiple of the plane size leaves a partial
     /// plane, which the kernels handle.
     pub cube_size: usize,
@@ -91,11 +91,17 @@ impl CompactionPlan {
         self.cube_size * self.per_unit
     }
 
-    fn check(&self) -> Result<(), KernelError> {
-        if !(1..=1024).contains(&self.cube_size) || !(1..=64).contains(&self.per_unit) {
+    fn check(&self, client: &Client) -> Result<(), KernelError> {
+        let hardware = &client.properties().hardware;
+        let most = hardware
+            .max_units_per_cube
+            .min(hardware.max_cube_dim.0)
+            .min(1024) as usize;
+        if !(1..=most).contains(&self.cube_size) || !(1..=64).contains(&self.per_unit) {
             return Err(KernelError::InvalidPlan {
                 detail: format!(
-                    "{self:?}: cube_size must be 1 to 1024 units and per_unit 1 to 64 vectors"
+                    "{self:?}: cube_size must be 1 to {most} units on this runtime and per_unit \
+                     1 to 64 vectors"
                 ),
             });
         }
@@ -117,9 +123,9 @@ impl CompactionPlan {
 ///   [`CubeScan::Planes`] needs plane operations, and its kernels fail to compile where the
 ///   runtime has none.
 ///
-/// Four launches at most, none of which waits for the host: the tile counts (which read the
-/// input once and leave one bit per element), the tile offsets (one cube), the coordinates and
-/// padding (from the bits), and nothing else. Every store is guarded by the buffers' lengths,
+/// Three launches, none of which waits for the host: the tile counts (which read the input once
+/// and leave one bit per element), the tile offsets (one cube), and the coordinates with the
+/// padding (from the bits). Every store is guarded by the buffers' lengths,
 /// whatever the scans compute.
 ///
 /// # Errors
@@ -141,7 +147,7 @@ pub fn launch_nonzero_coordinates(
     fill: Option<i64>,
     plan: CompactionPlan,
 ) -> Result<(), KernelError> {
-    plan.check()?;
+    plan.check(client)?;
     if !matches!(output_elem, ElemType::Int(_) | ElemType::UInt(_)) {
         return Err(KernelError::NotAnInteger { elem: output_elem });
     }
