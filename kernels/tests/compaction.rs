@@ -76,15 +76,34 @@ fn run(
     fill: Option<i64>,
     plan: CompactionPlan,
 ) -> (i32, Vec<i32>) {
-    let len = values.len();
-    let input = client.create_from_slice(u32::as_bytes(values));
+    run_bytes(
+        client,
+        u32::as_bytes(values),
+        StorageWidth::W32,
+        dims,
+        fill,
+        plan,
+    )
+}
+
+/// [`run`] on the raw bytes of `dims.product()` elements of `width`.
+fn run_bytes(
+    client: &Client,
+    bytes: &[u8],
+    width: StorageWidth,
+    dims: &[usize],
+    fill: Option<i64>,
+    plan: CompactionPlan,
+) -> (i32, Vec<i32>) {
+    let len = bytes.len() / width.bytes();
+    let input = client.create_from_slice(bytes);
     let count = client.create_from_slice(i32::as_bytes(&[-7]));
     let coordinates =
         client.create_from_slice(i32::as_bytes(&vec![-7i32; (len * dims.len()).max(1)]));
     launch_nonzero_coordinates(
         client,
         input,
-        StorageWidth::W32,
+        width,
         NonZeroPredicate::AnyBit,
         len,
         dims,
@@ -195,6 +214,42 @@ fn wide_coordinates_carry_across_every_axis() {
             for percent in [1, 50, 100] {
                 let values = values(len, percent, len as u64);
                 check(&client, &values, dims, Some(i64::from(i32::MIN)), plan);
+            }
+        }
+    }
+}
+
+/// 64-bit elements (two lanes to a 16-byte vector, so 16 rows to a mask word): a value whose
+/// only set bits are in its high half is non-zero.
+#[test]
+fn wide_elements_count_their_high_half() {
+    let client = client();
+    for plan in plans() {
+        let tile = plan.tile_vectors();
+        for len in [1, 2, 3, 2 * tile + 1, 2 * tile + 2, 4 * tile + 2] {
+            for percent in [1, 50, 100] {
+                let low = values(len, percent, len as u64 + 7);
+                let wide: Vec<u64> = low
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &v)| {
+                        if i % 2 == 0 {
+                            u64::from(v) << 32
+                        } else {
+                            u64::from(v)
+                        }
+                    })
+                    .collect();
+                let (count, rows) = run_bytes(
+                    &client,
+                    u64::as_bytes(&wide),
+                    StorageWidth::W64,
+                    &[len],
+                    Some(-1),
+                    plan,
+                );
+                let expected = oracle(&low, &[len], -1);
+                assert_eq!((count, rows), expected, "{plan:?}, {len} u64 at {percent}%");
             }
         }
     }
