@@ -181,6 +181,8 @@ impl<B: DmlOps> Backward<B, 2> for ScatterNdBackward {
             grads,
             |grad| match reduction {
                 // No index tuple: the scatter replaced nothing, so the gradient passes through.
+                // (Creating the empty zeros would also trip Burn 0.22.1's Fusion, which drops
+                // one-element elementwise work fused with a zero-element tensor's creation.)
                 Reduction::Assign if shape_4input.num_elements() == 0 => grad,
                 Reduction::Assign => {
                     let zeros = B::float_zeros(shape_4input, &grad.device(), grad.dtype().into());
