@@ -99,7 +99,7 @@ fn main() {
             }
             let nonzero_bytes = (len * 4 + count * out_bytes) as f64;
             let copy_bytes = (len * 8) as f64;
-            rows.push((parameter, [nonzero_bytes, copy_bytes, 0.0]));
+            rows.push((parameter, vec![nonzero_bytes, copy_bytes, 0.0]));
         }
     }
     group.finish();

@@ -19,13 +19,7 @@ pub fn configure(group: &mut BenchmarkGroup<'_, WallTime>) {
 /// Runs `op` `iters` times, waiting for the device after each call. The output lives until
 /// after the sync, so Fusion cannot drop the work.
 pub fn time<T>(device: &Device, iters: u64, mut op: impl FnMut() -> T) -> Duration {
-    let start = Instant::now();
-    for _ in 0..iters {
-        let out = op();
-        device.sync().expect("the device runs the queued work");
-        drop(out);
-    }
-    start.elapsed()
+    time_queued(device, iters, &[()], |_| op())
 }
 
 /// Runs `op` `iters` times over `inputs` in turn, waiting for the device once per pass over
@@ -74,43 +68,22 @@ fn filename_safe(name: &str) -> String {
 /// Prints a Markdown table: one row per parameter, the mean time of each benchmark, and the
 /// ratio of the first benchmark to each of the others.
 pub fn print_ratios(title: &str, group: &str, names: &[&str], parameters: &[String]) {
+    let rows: Vec<(String, Vec<f64>)> = parameters
+        .iter()
+        .map(|parameter| (parameter.clone(), vec![0.0; names.len()]))
+        .collect();
+    print_throughput(title, group, names, &rows);
+}
+
+/// Prints a Markdown table: one row per parameter with the mean time per call of each
+/// benchmark, GB/s where its bytes per call are known (the non-zero entries of the row's bytes,
+/// in the order of `names`), and the ratio of the first benchmark's time to each of the others'.
+pub fn print_throughput(title: &str, group: &str, names: &[&str], rows: &[(String, Vec<f64>)]) {
     println!("\n{title}");
     let ours = names[0];
     let mut header = String::from("| input |");
     for name in names {
         header += &format!(" {name} |");
-    }
-    for name in &names[1..] {
-        header += &format!(" {ours} / {name} |");
-    }
-    println!("{header}");
-    println!("|{}", "---|".repeat(1 + 2 * names.len() - 1));
-    for parameter in parameters {
-        let times: Option<Vec<f64>> = names.iter().map(|n| mean_ns(group, n, parameter)).collect();
-        let Some(times) = times else {
-            println!("| {parameter} | not measured in this run |");
-            continue;
-        };
-        let mut row = format!("| {parameter} |");
-        for t in &times {
-            row += &format!(" {:.3} ms |", t / 1e6);
-        }
-        for t in &times[1..] {
-            row += &format!(" {:.2}x |", times[0] / t);
-        }
-        println!("{row}");
-    }
-}
-
-/// Prints a Markdown table: one row per parameter with the mean time per call of each
-/// benchmark, GB/s where its bytes per call are known (non-zero entries of `bytes`, in the
-/// order of `names`), and the ratio of the first benchmark's time to each of the others'.
-pub fn print_throughput(title: &str, group: &str, names: &[&str], rows: &[(String, [f64; 3])]) {
-    println!("\n{title}");
-    let ours = names[0];
-    let mut header = String::from("| input |");
-    for name in names {
-        header += &format!(" {name} ms (GB/s) |");
     }
     for name in &names[1..] {
         header += &format!(" {ours} / {name} |");
@@ -122,8 +95,8 @@ pub fn print_throughput(title: &str, group: &str, names: &[&str], rows: &[(Strin
         let mut row = format!("| {parameter} |");
         for (time, bytes) in times.iter().zip(bytes) {
             row += &match time {
-                Some(t) if *bytes > 0.0 => format!(" {:.3} ({:.0}) |", t / 1e6, bytes / t),
-                Some(t) => format!(" {:.3} |", t / 1e6),
+                Some(t) if *bytes > 0.0 => format!(" {:.3} ms ({:.0} GB/s) |", t / 1e6, bytes / t),
+                Some(t) => format!(" {:.3} ms |", t / 1e6),
                 None => " - |".to_string(),
             };
         }

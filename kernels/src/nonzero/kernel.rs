@@ -86,8 +86,7 @@ fn step_to_next(coords: &mut Array<u32>, dims: &Sequence<u32>, #[comptime] width
 }
 
 /// Writes the coordinates of the set bits of `run` (`words` words; bit `b` of word `m` is
-/// element `first + 32 * m + b`) into rows `row`, `row + 1`, … of `coordinates`, and returns the
-/// row after the last. Every store is guarded by `rows` (the number of rows the buffer holds),
+/// element `first + 32 * m + b`) into rows `row`, `row + 1`, … of `coordinates`. Every store is guarded by `rows` (the number of rows the buffer holds),
 /// so no scan result can move a store outside it.
 ///
 /// The loop visits set bits only: CPU drivers such as lavapipe run both sides of a branch under
@@ -105,7 +104,7 @@ fn write_run_rows<O: Int>(
     dims: &Sequence<u32>,
     #[comptime] width: usize,
     #[comptime] words: usize,
-) -> usize {
+) {
     let mut coords = unravel(u32::cast_from(first), dims, width);
     let mut at = 0u32;
     let mut next = row;
@@ -133,7 +132,6 @@ fn write_run_rows<O: Int>(
             remaining &= remaining - 1;
         }
     }
-    next
 }
 
 /// Writes `fill` into every padding row (at or past the number of non-zero elements,
