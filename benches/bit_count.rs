@@ -1,21 +1,28 @@
 //! BitCount against what a Burn user has without this crate, on `Device::default()`.
 //!
-//! For 2^16, 2^20 and 2^24 `i32` elements:
-//! - `bit_count`: this crate's kernel;
-//! - `copy`: `x.add_scalar(1)`, an elementwise pass over the same bytes (the memory-bound floor);
-//! - `swar`: the SWAR popcount formula written with Burn's own bitwise ops.
+//! Three tables, each at 2^16, 2^20 and 2^24 elements (`BIT_COUNT_BENCH_SIZES=20,24,26,28`
+//! picks the sizes, as log2, on a GPU):
+//! - contiguous `i32`: `bit_count`; `copy`, `x.add_scalar(1)`, an elementwise pass over the same
+//!   bytes (the memory-bound floor); `swar`, the SWAR popcount formula in Burn's bitwise ops;
+//! - a transposed `i32` view (`[n / 256, 256]` transposed): `bit_count` reads it where it lies;
+//!   `copy` is Burn's elementwise pass over the same view;
+//! - contiguous `f16` (the word-wise kernel on WGSL, which binds no 16-bit integers):
+//!   `bit_count` against `copy`, `x.add_scalar(1.0)` in f16.
 //!
-//! After criterion's report, the ratios of `bit_count` to the others are printed as a table.
-//! Run with `cargo bench --bench bit_count`.
+//! Each measurement queues `QUEUED` calls between two syncs, each on its own input (one sync
+//! costs about 0.2 ms on wgpu, and Fusion merges identical elementwise work on one input), and
+//! keeps every output alive until the sync. After criterion's report the tables give ms per
+//! call, GB/s (input plus output bytes) and the ratios. Run with `cargo bench --bench bit_count`.
 
 mod common;
 
-use burn::tensor::{Device, Int, Tensor};
+use burn::tensor::{DType, Device, Float, Int, Tensor, TensorData};
 use burn_dml_ops::prelude::*;
-use criterion::{BenchmarkId, Criterion};
+use criterion::measurement::WallTime;
+use criterion::{BenchmarkGroup, BenchmarkId, Criterion};
 
-const GROUP: &str = "bit_count";
-const NAMES: [&str; 3] = ["bit_count", "copy", "swar"];
+/// Calls queued between two syncs, each on its own input.
+const QUEUED: usize = 8;
 
 fn swar(x: Tensor<1, Int>) -> Tensor<1, Int> {
     let v = x.clone()
@@ -30,42 +37,107 @@ fn swar(x: Tensor<1, Int>) -> Tensor<1, Int> {
         .bitwise_and_scalar(0xFF)
 }
 
-fn op(name: &str, x: Tensor<1, Int>) -> Tensor<1, Int> {
-    match name {
-        "bit_count" => x.bit_count(),
-        "copy" => x.add_scalar(1),
-        _ => swar(x),
-    }
+/// `len` pseudo-random i32 values, different for each `seed`.
+fn values(len: usize, seed: u32) -> Vec<i32> {
+    (0..len as u32)
+        .map(|i| (i ^ seed.wrapping_mul(0x9E37_79B9)).wrapping_mul(2_654_435_761) as i32)
+        .collect()
+}
+
+/// Benchmarks `op` over `inputs`, `QUEUED` calls per sync.
+fn bench<I, T>(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    device: &Device,
+    name: &str,
+    parameter: &str,
+    inputs: &[I],
+    op: impl Fn(&I) -> T,
+) {
+    group.bench_with_input(BenchmarkId::new(name, parameter), inputs, |b, xs| {
+        b.iter_custom(|iters| common::time_queued(device, iters, xs, &op))
+    });
 }
 
 fn main() {
     let device = Device::default();
     let mut criterion = Criterion::default().configure_from_args();
-    let mut group = criterion.benchmark_group(GROUP);
-    common::configure(&mut group);
-    let mut parameters = Vec::new();
-    for log2 in [16, 20, 24] {
-        let n = 1usize << log2;
-        let values: Vec<i32> = (0..n as i32)
-            .map(|i| i.wrapping_mul(-1_640_531_535))
+    let mut contiguous_rows = Vec::new();
+    let mut transposed_rows = Vec::new();
+    let mut half_rows = Vec::new();
+    for log2 in common::sizes("BIT_COUNT_BENCH_SIZES", &[16, 20, 24]) {
+        let len = 1usize << log2;
+        let parameter = format!("2^{log2}");
+        let ints: Vec<Tensor<1, Int>> = (0..QUEUED as u32)
+            .map(|seed| Tensor::from_data(TensorData::new(values(len, seed), [len]), &device))
             .collect();
-        let x = Tensor::<1, Int>::from_data(values.as_slice(), &device);
         // The formula is a correct alternative: check it once against the kernel.
-        let small = x.clone().narrow(0, 0, 1 << 12);
+        let small = ints[0].clone().narrow(0, 0, 1 << 12);
         assert_eq!(
             swar(small.clone()).into_data(),
             small.bit_count().into_data()
         );
-        let parameter = format!("2^{log2}");
-        for name in NAMES {
-            group.bench_with_input(BenchmarkId::new(name, &parameter), &x, |b, x| {
-                b.iter_custom(|iters| common::time(&device, iters, || op(name, x.clone())))
-            });
-        }
-        parameters.push(parameter);
+
+        let mut group = criterion.benchmark_group("bit_count");
+        common::configure(&mut group);
+        bench(&mut group, &device, "bit_count", &parameter, &ints, |x| {
+            x.clone().bit_count()
+        });
+        bench(&mut group, &device, "copy", &parameter, &ints, |x| {
+            x.clone().add_scalar(1)
+        });
+        bench(&mut group, &device, "swar", &parameter, &ints, |x| {
+            swar(x.clone())
+        });
+        group.finish();
+        contiguous_rows.push((parameter.clone(), vec![8.0 * len as f64; 3]));
+
+        let views: Vec<Tensor<2, Int>> = ints
+            .iter()
+            .map(|x| x.clone().reshape([len / 256, 256]).transpose())
+            .collect();
+        let mut group = criterion.benchmark_group("bit_count_transposed");
+        common::configure(&mut group);
+        bench(&mut group, &device, "bit_count", &parameter, &views, |x| {
+            x.clone().bit_count()
+        });
+        bench(&mut group, &device, "copy", &parameter, &views, |x| {
+            x.clone().add_scalar(1)
+        });
+        group.finish();
+        transposed_rows.push((parameter.clone(), vec![8.0 * len as f64; 2]));
+
+        let halves: Vec<Tensor<1, Float>> = ints
+            .iter()
+            .map(|x| x.clone().float().cast(DType::F16))
+            .collect();
+        let mut group = criterion.benchmark_group("bit_count_f16");
+        common::configure(&mut group);
+        bench(&mut group, &device, "bit_count", &parameter, &halves, |x| {
+            x.clone().bit_count()
+        });
+        bench(&mut group, &device, "copy", &parameter, &halves, |x| {
+            x.clone().add_scalar(1.0)
+        });
+        group.finish();
+        half_rows.push((parameter, vec![6.0 * len as f64, 4.0 * len as f64]));
     }
-    group.finish();
     criterion.final_summary();
-    let title = format!("BitCount of i32 on {device:?}: mean time per call (with a device sync)");
-    common::print_ratios(&title, GROUP, &NAMES, &parameters);
+    common::print_throughput(
+        &format!("BitCount of i32 on {device:?}: ms per call, {QUEUED} calls per sync"),
+        "bit_count",
+        &["bit_count", "copy", "swar"],
+        &contiguous_rows,
+    );
+    common::print_throughput(
+        "BitCount of a transposed i32 view: read where it lies",
+        "bit_count_transposed",
+        &["bit_count", "copy"],
+        &transposed_rows,
+    );
+    common::print_throughput(
+        "BitCount of f16 (i32 counts out)",
+        "bit_count_f16",
+        &["bit_count", "copy"],
+        &half_rows,
+    );
 }

@@ -42,28 +42,13 @@ fn input(len: usize, density: f64, seed: u64, device: &Device) -> Tensor<1, Floa
     Tensor::from_data(TensorData::new(values, [len]), device)
 }
 
-/// The sizes to measure, as log2 of the element count.
-fn sizes() -> Vec<u32> {
-    match std::env::var("NONZERO_BENCH_SIZES") {
-        Ok(list) => list
-            .split(',')
-            .map(|s| {
-                s.trim()
-                    .parse()
-                    .expect("NONZERO_BENCH_SIZES: log2 sizes, e.g. 20,24")
-            })
-            .collect(),
-        Err(_) => vec![16, 20, 24],
-    }
-}
-
 fn main() {
     let device = Device::default();
     let mut criterion = Criterion::default().configure_from_args();
     let mut group = criterion.benchmark_group(GROUP);
     common::configure(&mut group);
     let mut rows = Vec::new();
-    for log2 in sizes() {
+    for log2 in common::sizes("NONZERO_BENCH_SIZES", &[16, 20, 24]) {
         let len = 1usize << log2;
         for percent in [1u32, 10, 50] {
             let density = f64::from(percent) / 100.0;

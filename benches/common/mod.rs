@@ -16,6 +16,22 @@ pub fn configure(group: &mut BenchmarkGroup<'_, WallTime>) {
         .measurement_time(Duration::from_secs(2));
 }
 
+/// The sizes to measure, as log2 of the element count: the comma-separated list in the
+/// environment variable `var` (for example `20,24,26,28` on a GPU), else `default`.
+pub fn sizes(var: &str, default: &[u32]) -> Vec<u32> {
+    match std::env::var(var) {
+        Ok(list) => list
+            .split(',')
+            .map(|s| {
+                s.trim()
+                    .parse()
+                    .unwrap_or_else(|_| panic!("{var}: log2 sizes, e.g. 20,24; got {list:?}"))
+            })
+            .collect(),
+        Err(_) => default.to_vec(),
+    }
+}
+
 /// Runs `op` `iters` times, waiting for the device after each call. The output lives until
 /// after the sync, so Fusion cannot drop the work.
 pub fn time<T>(device: &Device, iters: u64, mut op: impl FnMut() -> T) -> Duration {

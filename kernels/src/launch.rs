@@ -96,6 +96,16 @@ pub enum KernelError {
         /// What is out of range.
         detail: String,
     },
+    /// A buffer handle does not start on the boundary a kernel reads it at (a 4-byte word for
+    /// the word-wise kernels).
+    Misaligned {
+        /// What the buffer holds, for the message.
+        role: &'static str,
+        /// The handle's offset in bytes from the start of its allocation.
+        offset: u64,
+        /// The boundary it must be a multiple of, in bytes.
+        align: u64,
+    },
     /// A buffer handle is smaller than the element count says.
     BufferTooSmall {
         /// What the buffer holds, for the message.
@@ -123,6 +133,15 @@ impl fmt::Display for KernelError {
             Self::ShapeMismatch { detail }
             | Self::TooLarge { detail }
             | Self::InvalidPlan { detail } => f.write_str(detail),
+            Self::Misaligned {
+                role,
+                offset,
+                align,
+            } => write!(
+                f,
+                "the {role} buffer starts at byte {offset} of its allocation, which is not a \
+                 multiple of {align}"
+            ),
             Self::BufferTooSmall {
                 role,
                 needed,
@@ -177,6 +196,144 @@ pub(crate) fn require_len(
         });
     }
     Ok(())
+}
+
+/// Returns an error unless `handle` starts on a 4-byte boundary of its allocation.
+pub(crate) fn require_word_aligned(
+    handle: &cubecl::server::Handle,
+    role: &'static str,
+) -> Result<(), KernelError> {
+    let offset = handle.offset_start.unwrap_or(0);
+    if !offset.is_multiple_of(4) {
+        return Err(KernelError::Misaligned {
+            role,
+            offset,
+            align: 4,
+        });
+    }
+    Ok(())
+}
+
+/// A tensor as a kernel reads it: a buffer handle, the storage width of one element, and the
+/// shape and strides (in elements) that place each element of the logical tensor in the buffer.
+///
+/// Strides may describe any view: transposed, sliced (with the handle's offset at the first
+/// element), or broadcast (a zero stride). Launchers check that every element the view
+/// addresses lies inside the handle before launching.
+///
+/// ```
+/// use burn_dml_ops_kernels::{InputView, StorageWidth};
+/// # fn view(handle: cubecl::server::Handle) {
+/// // A 2×3 i32 matrix stored column-major (its transpose is contiguous).
+/// let view = InputView {
+///     handle,
+///     width: StorageWidth::W32,
+///     shape: vec![2, 3],
+///     strides: vec![1, 2],
+/// };
+/// assert!(!view.is_contiguous());
+/// # }
+/// ```
+#[derive(Clone, Debug)]
+pub struct InputView {
+    /// The buffer; its offset, if any, is where element `[0, 0, ..]` lies.
+    pub handle: cubecl::server::Handle,
+    /// The storage width of one element.
+    pub width: StorageWidth,
+    /// The logical shape.
+    pub shape: Vec<usize>,
+    /// The distance in elements between neighbours along each dimension.
+    pub strides: Vec<usize>,
+}
+
+impl InputView {
+    /// A contiguous buffer of `len` elements of `width`.
+    pub fn contiguous(handle: cubecl::server::Handle, width: StorageWidth, len: usize) -> Self {
+        Self {
+            handle,
+            width,
+            shape: vec![len],
+            strides: vec![1],
+        }
+    }
+
+    /// Whether the view is the row-major layout of its shape from its first byte (dimensions of
+    /// size 1 may have any stride; an empty view is contiguous).
+    pub fn is_contiguous(&self) -> bool {
+        if self.shape.contains(&0) {
+            return true;
+        }
+        let mut expected = 1usize;
+        for (&size, &stride) in self.shape.iter().zip(&self.strides).rev() {
+            if size != 1 && stride != expected {
+                return false;
+            }
+            expected = expected.saturating_mul(size);
+        }
+        true
+    }
+
+    /// The number of elements of the view.
+    ///
+    /// # Errors
+    ///
+    /// [`KernelError::ShapeMismatch`] when shape and strides differ in length,
+    /// [`KernelError::TooLarge`] when the count overflows `usize`.
+    pub fn element_count(&self) -> Result<usize, KernelError> {
+        if self.shape.len() != self.strides.len() {
+            return Err(KernelError::ShapeMismatch {
+                detail: format!(
+                    "the input has {} dimensions but {} strides",
+                    self.shape.len(),
+                    self.strides.len()
+                ),
+            });
+        }
+        self.shape
+            .iter()
+            .try_fold(1usize, |acc, &size| acc.checked_mul(size))
+            .ok_or_else(|| KernelError::TooLarge {
+                detail: format!(
+                    "the input shape {:?} has more than usize elements",
+                    self.shape
+                ),
+            })
+    }
+
+    /// The number of elements from the buffer's start to the view's last element, inclusive
+    /// (0 for an empty view), or `None` when that overflows `usize`.
+    fn checked_span(&self) -> Option<usize> {
+        if self.shape.contains(&0) {
+            return Some(0);
+        }
+        self.shape
+            .iter()
+            .zip(&self.strides)
+            .try_fold(1usize, |acc, (&size, &stride)| {
+                acc.checked_add((size - 1).checked_mul(stride)?)
+            })
+    }
+
+    /// [`checked_span`](Self::checked_span) for a view that
+    /// [`require_covered`](Self::require_covered) accepted.
+    pub(crate) fn span(&self) -> usize {
+        self.checked_span().unwrap_or(usize::MAX)
+    }
+
+    /// Returns an error unless every element the view addresses lies inside the handle.
+    pub(crate) fn require_covered(&self, role: &'static str) -> Result<(), KernelError> {
+        self.element_count()?;
+        let span = self
+            .checked_span()
+            .filter(|span| span.checked_mul(self.width.bytes()).is_some())
+            .ok_or_else(|| KernelError::TooLarge {
+                detail: format!(
+                    "the {role} view (shape {:?}, strides {:?}) reaches past any buffer",
+                    self.shape, self.strides
+                ),
+            })?;
+        require_len(&self.handle, span, self.width.bytes(), role)
+    }
 }
 
 /// The widest vector size the runtime favours for elements of every size in `bytes`.

@@ -17,4 +17,4 @@ mod launch;
 pub mod nonzero;
 pub mod scatter_nd;
 
-pub use launch::{KernelError, StorageWidth};
+pub use launch::{InputView, KernelError, StorageWidth};

@@ -4,27 +4,16 @@
 //! tiles of one vector, vector tails, coordinate widths from 1 to 8, fill values, and every
 //! error the launcher returns.
 
+mod common;
+
 use burn_dml_ops_kernels::nonzero::{
     CompactionPlan, CubeScan, NonZeroPredicate, launch_nonzero_coordinates,
 };
 use burn_dml_ops_kernels::{KernelError, StorageWidth};
+use common::client;
 use cubecl::ir::{ElemType, FloatKind, IntKind};
 use cubecl::prelude::*;
 use proptest::prelude::*;
-
-/// The wgpu client (lavapipe on a machine without a GPU). Panics with install instructions
-/// when there is no adapter: these tests never skip.
-fn client() -> Client {
-    cubecl::Device::wgpu(Default::default())
-        .unwrap_or_else(|err| {
-            panic!(
-                "no wgpu adapter ({err}). These tests run CubeCL kernels; on a machine without \
-                 a GPU install Mesa's lavapipe: `apt-get install -y mesa-vulkan-drivers \
-                 libvulkan1`"
-            )
-        })
-        .client()
-}
 
 /// For each unit of a cube of `cube_size`, the number of active units in its plane.
 #[cube(launch)]

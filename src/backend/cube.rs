@@ -6,9 +6,10 @@ use burn::backend::cubecl::dtype_to_elem_type;
 use burn::backend::tensor::{BoolTensor, FloatTensor, IntTensor};
 use burn::tensor::{DType, IntDType, Shape};
 use burn_cubecl::kernel::into_contiguous;
-use burn_cubecl::ops::numeric::empty_device_dtype;
+use burn_cubecl::ops::numeric::empty_device_contiguous_dtype;
 use burn_cubecl::tensor::CubeTensor;
 use burn_cubecl::{CubeBackend, CubeDevice};
+use burn_dml_ops_kernels::bit_count::{BitCountPath, launch_bit_count};
 use burn_dml_ops_kernels::copy::launch_copy;
 use burn_dml_ops_kernels::nonzero::{
     CompactionPlan, CubeScan, NonZeroPredicate, launch_nonzero_coordinates,
@@ -17,8 +18,9 @@ use burn_dml_ops_kernels::scatter_nd::{
     OutOfRange, ReduceOp, ScatterNdLayout, ScatterReduction, ScatterStrategy, launch_gather_nd,
     launch_scatter_nd, scatter_strategy,
 };
-use burn_dml_ops_kernels::{KernelError, StorageWidth, bit_count::launch_bit_count};
+use burn_dml_ops_kernels::{InputView, KernelError, StorageWidth};
 use cubecl::ir::ElemType;
+use cubecl::zspace::metadata::Metadata;
 
 use crate::{DmlOps, OutOfBounds, Reduction};
 
@@ -125,24 +127,82 @@ fn launch_failed(operator: &str, device: &CubeDevice, err: KernelError) -> ! {
     )
 }
 
+/// Whether `strides` lay `shape` out densely: the row-major strides of some order of its axes
+/// (a transposed or permuted contiguous tensor), so the elements fill offsets `0..len` once each.
+fn is_dense(shape: &[usize], strides: &[usize]) -> bool {
+    let mut axes: Vec<(usize, usize)> = shape
+        .iter()
+        .zip(strides)
+        .filter(|(size, _)| **size != 1)
+        .map(|(&size, &stride)| (stride, size))
+        .collect();
+    axes.sort_unstable();
+    let mut expected = 1;
+    for (stride, size) in axes {
+        if stride != expected {
+            return false;
+        }
+        expected *= size;
+    }
+    true
+}
+
+/// BitCount in one launch, never a copy first. A dense input (contiguous, transposed, permuted)
+/// is counted in memory order and its output takes the input's strides, as elementwise ops do;
+/// any other view (sliced with gaps, broadcast) is read where it lies by the word-wise kernel.
+/// The kernel path follows from what the runtime binds, so 8- and 16-bit tensors on WGSL count
+/// too.
 fn bit_count(input: CubeTensor, out_dtype: IntDType) -> CubeTensor {
-    let input = into_contiguous(input);
-    let output = empty_device_dtype(
-        input.client.clone(),
-        input.device.clone(),
-        input.shape(),
-        DType::from(out_dtype),
-    );
+    // A storage-tiled tensor (laid out for a matmul) has no strides to read it by.
+    let input = if input.meta.is_tiled() {
+        into_contiguous(input)
+    } else {
+        input
+    };
+    let shape = input.shape();
+    let len = shape.num_elements();
+    let width = storage_width(&input, "BitCount");
+    let strides = input.meta.strides().to_vec();
+    let output_elem = int_elem(out_dtype);
+    let (view, output) = if len > 0 && is_dense(&shape, &strides) {
+        let handle = input.client.empty(len * output_elem.size());
+        let layout = Metadata::new(shape, input.meta.strides.clone());
+        let output = CubeTensor::new(
+            input.client.clone(),
+            handle,
+            layout,
+            input.device.clone(),
+            DType::from(out_dtype),
+        );
+        (
+            InputView::contiguous(input.handle.clone(), width, len),
+            output,
+        )
+    } else {
+        let view = InputView {
+            handle: input.handle.clone(),
+            width,
+            shape: shape.to_vec(),
+            strides,
+        };
+        (view, empty_output(&input, shape, DType::from(out_dtype)))
+    };
+    let path = BitCountPath::for_input(&input.client, &view, output_elem);
     launch_bit_count(
         &input.client,
-        input.handle.clone(),
-        storage_width(&input, "BitCount"),
+        &view,
         output.handle.clone(),
-        int_elem(out_dtype),
-        input.shape().num_elements(),
+        output_elem,
+        path,
     )
     .unwrap_or_else(|err| launch_failed("BitCount", &input.device, err));
     output
+}
+
+/// A contiguous tensor of `shape` and `dtype` on `like`'s device, uninitialised. Contiguous,
+/// not CubeCL's optimized layout, which may pad rows: the kernels write outputs row-major.
+fn empty_output(like: &CubeTensor, shape: Shape, dtype: DType) -> CubeTensor {
+    empty_device_contiguous_dtype(like.client.clone(), like.device.clone(), shape, dtype)
 }
 
 fn nonzero_coordinates(
@@ -156,14 +216,7 @@ fn nonzero_coordinates(
     let shape = input.shape();
     let len = shape.num_elements();
     let dims = &shape[shape.num_dims() - width..];
-    let empty = |shape: Shape| {
-        empty_device_dtype(
-            input.client.clone(),
-            input.device.clone(),
-            shape,
-            DType::from(out_dtype),
-        )
-    };
+    let empty = |shape: Shape| empty_output(&input, shape, DType::from(out_dtype));
     let count = empty([1].into());
     let coordinates = empty([len, width].into());
     launch_nonzero_coordinates(
@@ -234,12 +287,7 @@ fn scatter_nd(
     let output = if input.can_mut() {
         input
     } else {
-        let output = empty_device_dtype(
-            input.client.clone(),
-            input.device.clone(),
-            shape.clone(),
-            input.dtype,
-        );
+        let output = empty_output(&input, shape.clone(), input.dtype);
         launch_copy(
             &input.client,
             input.handle.clone(),
@@ -303,12 +351,7 @@ fn gather_nd(
 ) -> CubeTensor {
     let input = into_contiguous(input);
     let indices = into_contiguous(indices);
-    let output = empty_device_dtype(
-        input.client.clone(),
-        input.device.clone(),
-        shape,
-        input.dtype,
-    );
+    let output = empty_output(&input, shape, input.dtype);
     let input_shape = input.shape();
     launch_gather_nd(
         &input.client,

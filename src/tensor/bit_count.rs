@@ -3,7 +3,7 @@
 use burn::backend::Dispatch;
 use burn::tensor::{Float, Int, IntDType, Tensor};
 
-use super::support::check_raw_bits_io;
+use super::support::check_encoding;
 use crate::{DmlOps, DmlOpsError};
 
 const OPERATOR: &str = "BitCount";
@@ -30,20 +30,24 @@ const OPERATOR: &str = "BitCount";
 pub trait BitCountExt<const D: usize> {
     /// Bit counts in the device's default Int dtype, same shape as `self`.
     ///
+    /// Every Int and Float dtype a device holds is counted, on every runtime: where a runtime
+    /// cannot bind 8- or 16-bit elements (WGSL) or 64-bit ones (OpenGL), the kernel reads and
+    /// writes 32-bit words (two f16 or four u8 per word).
+    ///
     /// # Panics
     ///
-    /// When the device cannot hold the input's dtype or its default Int dtype; the message is
-    /// the [`DmlOpsError`] that [`bit_count_as`](Self::bit_count_as) would return.
+    /// For a quantized tensor; the message is the [`DmlOpsError`] that
+    /// [`bit_count_as`](Self::bit_count_as) would return.
     fn bit_count(self) -> Tensor<D, Int>;
 
     /// Bit counts in `out_dtype` (for example `IntDType::U8` to save bandwidth), same shape as
-    /// `self`.
+    /// `self`. Any Int dtype works as the output on every device; an output of a dtype that a
+    /// runtime cannot compute with (U8 on WGSL) can be read back or cast, as any such tensor.
     ///
     /// # Errors
     ///
-    /// [`DmlOpsError::UnsupportedDType`] when the device cannot hold the input's dtype, the
-    /// unsigned integer type of the same width (which the kernel reads it as), or `out_dtype`;
-    /// and for quantized tensors, which have no per-element encoding to count.
+    /// [`DmlOpsError::UnsupportedDType`] for a quantized tensor, whose elements share a scale and
+    /// have no encoding of their own to count.
     fn bit_count_as(self, out_dtype: IntDType) -> Result<Tensor<D, Int>, DmlOpsError>;
 }
 
@@ -57,7 +61,7 @@ macro_rules! impl_bit_count {
             }
 
             fn bit_count_as(self, out_dtype: IntDType) -> Result<Tensor<D, Int>, DmlOpsError> {
-                check_raw_bits_io(OPERATOR, &self.device(), self.dtype(), out_dtype)?;
+                check_encoding(OPERATOR, &self.device(), self.dtype())?;
                 let output = <Dispatch as DmlOps>::$method(self.into_dispatch(), out_dtype);
                 Ok(Tensor::from_dispatch(output))
             }

@@ -49,8 +49,8 @@ fn can_compute(device: &Device, dtype: DType) -> bool {
 }
 
 /// The unsigned integer dtype of `dtype`'s width, after checking that `dtype` has a fixed-width
-/// encoding of its own (not quantized) and that `device` can store it.
-fn check_fixed_width(
+/// encoding of its own: not quantized, 8, 16, 32 or 64 bits.
+pub(crate) fn check_encoding(
     operator: &'static str,
     device: &Device,
     dtype: DType,
@@ -64,14 +64,24 @@ fn check_fixed_width(
              encoding of their own; dequantize it first",
         ));
     }
-    let bits = unsigned_of_width(dtype.size()).ok_or_else(|| {
+    unsigned_of_width(dtype.size()).ok_or_else(|| {
         unsupported(
             operator,
             dtype,
             device,
             "the element width is not 8, 16, 32 or 64 bits",
         )
-    })?;
+    })
+}
+
+/// The unsigned integer dtype of `dtype`'s width, after checking that `dtype` has a fixed-width
+/// encoding of its own (not quantized) and that `device` can store it.
+fn check_fixed_width(
+    operator: &'static str,
+    device: &Device,
+    dtype: DType,
+) -> Result<DType, DmlOpsError> {
+    let bits = check_encoding(operator, device, dtype)?;
     if !can_store(device, dtype) {
         return Err(unsupported(operator, dtype, device, STORAGE_HINT));
     }

@@ -1,24 +1,199 @@
-//! The `#[cube]` kernel.
+//! The `#[cube]` kernels: one over typed elements, one over 32-bit words.
 
 use cubecl::prelude::*;
 
-/// Writes `count_ones(input[i])` into `output[i]` for `units` consecutive vectors starting at
-/// vector index `first`.
+/// Writes `count_ones(input[i])` into `output[i]` for the first `units` vectors of `N` lanes of
+/// two contiguous buffers.
 ///
 /// `I` is the unsigned type of the input's storage width, `O` the output's integer type. The
-/// host launches it twice over the same buffers: once with `N` lanes over every whole vector,
-/// once with one lane over the elements left at the end. Each byte is read once.
+/// host picks `N` to divide the element count, so one launch covers every element. Each input
+/// byte is read once.
 #[cube(launch_unchecked, address_type = "dynamic")]
 pub fn bit_count_kernel<I: Int, O: Int, N: Size>(
     input: &[Vector<I, N>],
     output: &mut [Vector<O, N>],
-    first: usize,
     units: usize,
     #[define(I, O)] _types: [ElemType; 2],
 ) {
     if ABSOLUTE_POS >= units {
         terminate!();
     }
-    let pos = first + ABSOLUTE_POS;
-    output[pos] = Vector::cast_from(input[pos].count_ones());
+    output[ABSOLUTE_POS] = Vector::cast_from(input[ABSOLUTE_POS].count_ones());
+}
+
+/// How many elements one unit of [`bit_count_words_kernel`] handles: enough that its input and
+/// its output both start and end on 32-bit word boundaries.
+pub(crate) fn elements_per_unit(input_bytes: usize, output_bytes: usize) -> usize {
+    4 / input_bytes.min(output_bytes).min(4)
+}
+
+/// The offset, in elements, of element `index` (row-major over `shape`) of a strided tensor.
+#[cube]
+fn strided_offset(index: usize, shape: &Sequence<usize>, strides: &Sequence<usize>) -> usize {
+    let rank = comptime!(shape.len());
+    let mut rest = index;
+    let mut offset = 0usize;
+    #[unroll]
+    for d in 0..rank {
+        let axis = comptime!(rank - 1 - d);
+        let size = shape[axis];
+        offset += (rest % size) * strides[axis];
+        rest /= size;
+    }
+    offset
+}
+
+/// The set bits of element `element` of a buffer of `bytes`-byte elements read as words.
+#[cube]
+fn count_element(input: &[u32], element: usize, #[comptime] bytes: usize) -> u32 {
+    let mut count = 0u32;
+    if comptime!(bytes < 4) {
+        let per_word = comptime!(4 / bytes);
+        let word = input[element / per_word];
+        let shift = ((element % per_word) * comptime!(8 * bytes)) as u32;
+        count = ((word >> shift) & comptime!(((1u64 << (8 * bytes)) - 1) as u32)).count_ones();
+    } else {
+        let words = comptime!(bytes / 4);
+        #[unroll]
+        for w in 0..words {
+            count += input[element * words + w].count_ones();
+        }
+    }
+    count
+}
+
+/// Puts the counts of elements `first..first + per_unit` of a contiguous buffer into `counts`,
+/// 0 past `len`. Each word is loaded once, and only when it holds an element before `len`.
+#[cube]
+fn count_contiguous(
+    input: &[u32],
+    counts: &mut Array<u32>,
+    first: usize,
+    len: usize,
+    #[comptime] bytes: usize,
+    #[comptime] per_unit: usize,
+) {
+    let words = comptime!(per_unit * bytes / 4);
+    let per_word = comptime!(4 / bytes.min(4));
+    let words_per_element = comptime!(bytes.div_ceil(4));
+    let first_word = first * bytes / 4;
+    let mut loaded = Array::<u32>::new(words);
+    #[unroll]
+    for w in 0..words {
+        // The element that word `w` (partly) holds.
+        let element = first + comptime!(w * per_word / words_per_element);
+        // A branch, not a select: the load must not run past the last element.
+        loaded[w] = 0u32;
+        if element < len {
+            loaded[w] = input[first_word + w];
+        }
+    }
+    #[unroll]
+    for j in 0..per_unit {
+        let mut count = 0u32;
+        if comptime!(bytes < 4) {
+            let shift = comptime!(((j % per_word) * 8 * bytes) as u32);
+            let mask = comptime!(((1u64 << (8 * bytes)) - 1) as u32);
+            count = ((loaded[comptime!(j / per_word)] >> shift) & mask).count_ones();
+        } else {
+            #[unroll]
+            for w in 0..words_per_element {
+                count += loaded[comptime!(j * words_per_element + w)].count_ones();
+            }
+        }
+        counts[j] = select(first + j < len, count, 0u32);
+    }
+}
+
+/// Stores the counts of elements `first..first + per_unit` as `bytes`-byte integers into the
+/// words of `output`, skipping elements past `len`. A word that also holds bytes past the last
+/// element keeps them: it is read, merged and written back, so the store never changes a byte
+/// outside the output even when the buffer continues past it.
+#[cube]
+fn store_counts(
+    output: &mut [u32],
+    counts: &Array<u32>,
+    first: usize,
+    len: usize,
+    #[comptime] bytes: usize,
+    #[comptime] per_unit: usize,
+) {
+    if comptime!(bytes < 4) {
+        let per_word = comptime!(4 / bytes);
+        let words = comptime!(per_unit / per_word);
+        let first_word = first / per_word;
+        #[unroll]
+        for w in 0..words {
+            let element = first + comptime!(w * per_word);
+            if element < len {
+                let mut packed = 0u32;
+                #[unroll]
+                for s in 0..per_word {
+                    packed |=
+                        counts[comptime!(w * per_word + s)] << comptime!((s * 8 * bytes) as u32);
+                }
+                let valid = len - element;
+                if valid < per_word {
+                    // The last word: keep the bytes after the output's end.
+                    let kept = !((1u32 << (valid * comptime!(8 * bytes)) as u32) - 1);
+                    packed |= output[first_word + w] & kept;
+                }
+                output[first_word + w] = packed;
+            }
+        }
+    } else {
+        let words = comptime!(bytes / 4);
+        #[unroll]
+        for j in 0..per_unit {
+            let element = first + j;
+            if element < len {
+                output[element * words] = counts[j];
+                if comptime!(words == 2) {
+                    output[element * words + 1] = 0u32;
+                }
+            }
+        }
+    }
+}
+
+/// BitCount over buffers read and written as 32-bit words, for runtimes that cannot bind the
+/// element types themselves (8- and 16-bit types on WGSL, 64-bit ones on OpenGL).
+///
+/// Unit `u` counts elements `u * per_unit..(u + 1) * per_unit` (see `elements_per_unit`), so it
+/// reads and writes whole words: two f16 or four u8 per input word, an i64 as two words. With
+/// `contiguous`, element `i` is at offset `i` and each input word is loaded once; otherwise its
+/// offset comes from `shape` and `strides` (in elements), which may be those of a transposed,
+/// sliced or broadcast view. The tail is handled in the same launch: loads stop at the last
+/// element, and the last output word keeps the bytes past the output's end.
+#[cube(launch_unchecked, address_type = "dynamic")]
+pub fn bit_count_words_kernel(
+    input: &[u32],
+    output: &mut [u32],
+    shape: Sequence<usize>,
+    strides: Sequence<usize>,
+    len: usize,
+    #[comptime] input_bytes: usize,
+    #[comptime] output_bytes: usize,
+    #[comptime] contiguous: bool,
+) {
+    let per_unit = comptime!(elements_per_unit(input_bytes, output_bytes));
+    let first = ABSOLUTE_POS * per_unit;
+    if first >= len {
+        terminate!();
+    }
+    let mut counts = Array::<u32>::new(per_unit);
+    if comptime!(contiguous) {
+        count_contiguous(input, &mut counts, first, len, input_bytes, per_unit);
+    } else {
+        #[unroll]
+        for j in 0..per_unit {
+            let element = first + j;
+            counts[j] = 0u32;
+            if element < len {
+                let offset = strided_offset(element, &shape, &strides);
+                counts[j] = count_element(input, offset, input_bytes);
+            }
+        }
+    }
+    store_counts(output, &counts, first, len, output_bytes, per_unit);
 }

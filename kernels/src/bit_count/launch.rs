@@ -1,70 +1,184 @@
 //! Host-side launch over raw CubeCL handles.
 
+use super::kernel::{bit_count_kernel, bit_count_words_kernel, elements_per_unit};
+use crate::launch::{
+    can_bind, elementwise_geometry, require_binding, require_len, require_word_aligned,
+};
+use crate::{InputView, KernelError};
 use cubecl::ir::ElemType;
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 
-use super::kernel::bit_count_kernel;
-use crate::launch::{
-    elementwise_geometry, launch_vectors_then_tail, require_binding, require_len, vector_size_for,
-};
-use crate::{KernelError, StorageWidth};
+/// How the BitCount kernel reads and writes its buffers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BitCountPath {
+    /// Typed elements of a contiguous input: the input bound as the unsigned integer of its
+    /// width, the output as its own type, both with the widest vectors the runtime favours that
+    /// divide the element count. Needs a runtime that binds both types.
+    Elements,
+    /// 32-bit words on both sides: four 8-bit or two 16-bit elements per word, a 64-bit element
+    /// as two words. Runs on every runtime, whatever element types it can bind, and reads any
+    /// strided view.
+    Words,
+}
 
-/// Counts the set bits of each of the `len` elements in `input` and writes the counts, as
-/// `output_elem` integers, into `output`.
+impl BitCountPath {
+    /// [`Elements`](Self::Elements) for a contiguous `input` where `client` binds its unsigned
+    /// type and `output_elem`; otherwise [`Words`](Self::Words): strided views, and 8- and
+    /// 16-bit types on WGSL or 64-bit ones on OpenGL.
+    pub fn for_input(client: &Client, input: &InputView, output_elem: ElemType) -> Self {
+        if input.is_contiguous()
+            && can_bind(client, input.width.unsigned())
+            && can_bind(client, output_elem)
+        {
+            Self::Elements
+        } else {
+            Self::Words
+        }
+    }
+}
+
+/// Counts the set bits of each element of `input` and writes the counts, as `output_elem`
+/// integers, into the contiguous `output`, in row-major order of `input`'s shape.
 ///
-/// Both buffers are contiguous and hold `len` elements. `input_width` is the storage width of
-/// one input element; its dtype does not matter, since only its bits are read (a float buffer is
-/// counted on its IEEE encoding). The work is enqueued on `client`'s stream; nothing is read
-/// back.
+/// With [`BitCountPath::Words`], `input` may be any strided view of its buffer (transposed,
+/// sliced, broadcast with zero strides): it is read where it lies, in one launch, without a copy
+/// first. Its dtype does not matter, only its width: a float buffer is counted on its IEEE
+/// encoding. The work is enqueued on `client`'s stream; nothing is read back.
 ///
 /// # Errors
 ///
-/// [`KernelError`] when `output_elem` is not an integer type, when the runtime cannot bind
-/// buffers of the input's width or of `output_elem`, or when a handle is smaller than `len`
-/// elements. Nothing is launched in those cases.
+/// [`KernelError`] when `output_elem` is not an integer type, when the input's shape and strides
+/// disagree or address more than `usize` counts, when a handle is smaller than the bytes the
+/// view and the element count need, and for [`BitCountPath::Elements`] when the runtime cannot
+/// bind the input's unsigned type or `output_elem` or when `input` is not contiguous
+/// ([`KernelError::InvalidPlan`]), for [`BitCountPath::Words`] when a handle does not start on a
+/// 4-byte boundary. Nothing is launched in those cases.
 pub fn launch_bit_count(
     client: &Client,
-    input: Handle,
-    input_width: StorageWidth,
+    input: &InputView,
     output: Handle,
     output_elem: ElemType,
-    len: usize,
+    path: BitCountPath,
 ) -> Result<(), KernelError> {
     if !matches!(output_elem, ElemType::Int(_) | ElemType::UInt(_)) {
         return Err(KernelError::NotAnInteger { elem: output_elem });
     }
-    let input_elem = input_width.unsigned();
-    require_binding(client, input_elem, "input")?;
-    require_binding(client, output_elem, "output")?;
-    require_len(&input, len, input_width.bytes(), "input")?;
+    let len = input.element_count()?;
+    input.require_covered("input")?;
     require_len(&output, len, output_elem.size(), "output")?;
+    match path {
+        BitCountPath::Elements => {
+            if !input.is_contiguous() {
+                return Err(KernelError::InvalidPlan {
+                    detail: format!(
+                        "the Elements path reads contiguous inputs only, not strides {:?} for \
+                         shape {:?}; use the Words path",
+                        input.strides, input.shape
+                    ),
+                });
+            }
+            require_binding(client, input.width.unsigned(), "input")?;
+            require_binding(client, output_elem, "output")?;
+        }
+        BitCountPath::Words => {
+            require_word_aligned(&input.handle, "input")?;
+            require_word_aligned(&output, "output")?;
+        }
+    }
     if len == 0 {
         return Ok(());
     }
-
-    let vector = vector_size_for(client, &[input_width.bytes(), output_elem.size()]);
-    let address = AddressType::from_len(len);
-    let launch = |vector: usize, first: usize, units: usize| {
-        let (count, dim) = elementwise_geometry(client, units);
-        // SAFETY: both handles hold at least `len` elements (checked above) and the kernel
-        // touches indices `first..first + units`, which the callers keep within `len / vector`
-        // vectors of `vector` lanes.
-        unsafe {
-            bit_count_kernel::launch_unchecked(
-                client,
-                count,
-                dim,
-                address,
-                vector,
-                BufferArg::from_raw_parts(input.clone(), len),
-                BufferArg::from_raw_parts(output.clone(), len),
-                first,
-                units,
-                [input_elem, output_elem],
-            );
-        }
-    };
-    launch_vectors_then_tail(len, vector, launch);
+    match path {
+        BitCountPath::Elements => launch_elements(client, input, output, output_elem, len),
+        BitCountPath::Words => launch_words(client, input, output, output_elem, len),
+    }
     Ok(())
+}
+
+/// The typed-element launch over a contiguous input: one vector of `N` lanes per unit, `N` the
+/// widest size the runtime favours for both widths that divides `len`.
+fn launch_elements(
+    client: &Client,
+    input: &InputView,
+    output: Handle,
+    output_elem: ElemType,
+    len: usize,
+) {
+    let vector = [input.width.bytes(), output_elem.size()]
+        .iter()
+        .map(|&bytes| {
+            client
+                .io_optimized_vector_sizes(bytes)
+                .filter(|&size| size > 0 && len.is_multiple_of(size))
+                .max()
+                .unwrap_or(1)
+        })
+        .min()
+        .unwrap_or(1);
+    let units = len / vector;
+    let (count, dim) = elementwise_geometry(client, units);
+    let address = AddressType::from_len(len);
+    // SAFETY: `launch_bit_count` checked that both handles hold `len` elements; the kernel
+    // touches vectors `0..units` of `vector` lanes, and `vector` divides `len`.
+    unsafe {
+        bit_count_kernel::launch_unchecked(
+            client,
+            count,
+            dim,
+            address,
+            vector,
+            BufferArg::from_raw_parts(input.handle.clone(), len),
+            BufferArg::from_raw_parts(output, len),
+            units,
+            [input.width.unsigned(), output_elem],
+        );
+    }
+}
+
+/// The 32-bit word launch: `elements_per_unit` elements per unit.
+fn launch_words(
+    client: &Client,
+    input: &InputView,
+    output: Handle,
+    output_elem: ElemType,
+    len: usize,
+) {
+    let input_bytes = input.width.bytes();
+    let output_bytes = output_elem.size();
+    let units = len.div_ceil(elements_per_unit(input_bytes, output_bytes));
+    let input_words = (input.span() * input_bytes).div_ceil(4);
+    let output_words = (len * output_bytes).div_ceil(4);
+    let (count, dim) = elementwise_geometry(client, units);
+    let address = AddressType::from_len(len.max(input_words).max(output_words));
+    let contiguous = input.is_contiguous();
+    let mut shape = SequenceArg::new();
+    let mut strides = SequenceArg::new();
+    if !contiguous {
+        for (&size, &stride) in input.shape.iter().zip(&input.strides) {
+            shape.push(size);
+            strides.push(stride);
+        }
+    }
+    // SAFETY: `launch_bit_count` checked that every offset of the view lies inside the input
+    // handle and that the output holds `len` elements, and that both start on a word boundary.
+    // The kernel loads only words that hold an element of the view (CubeCL binds a buffer
+    // rounded up to whole words) and stores only words that hold an output element, keeping the
+    // bytes of the last word that lie past the output.
+    unsafe {
+        bit_count_words_kernel::launch_unchecked(
+            client,
+            count,
+            dim,
+            address,
+            BufferArg::from_raw_parts(input.handle.clone(), input_words),
+            BufferArg::from_raw_parts(output, output_words),
+            shape,
+            strides,
+            len,
+            input_bytes,
+            output_bytes,
+            contiguous,
+        );
+    }
 }
