@@ -12,11 +12,15 @@ use common::*;
 
 /// Flex, wgpu (and NdArray with its feature), each under autodiff.
 fn autodiff_devices() -> Vec<Device> {
-    let mut devices = vec![flex().autodiff(), wgpu().autodiff()];
     #[cfg(feature = "ndarray")]
     #[allow(deprecated)]
-    devices.push(Device::ndarray().autodiff());
-    devices
+    let ndarray = Some(Device::ndarray().autodiff());
+    #[cfg(not(feature = "ndarray"))]
+    let ndarray = None;
+    [flex().autodiff(), wgpu().autodiff()]
+        .into_iter()
+        .chain(ndarray)
+        .collect()
 }
 
 fn values<const D: usize>(tensor: Tensor<D>) -> Vec<f32> {

@@ -566,6 +566,56 @@ fn add_with_heavy_duplication_is_exact() {
     }
 }
 
+/// Integer `Add` and `Mul` wrap in two's complement on every device, under contention too (the
+/// kernels compute them in the unsigned type of the same width, so no runtime meets signed
+/// overflow).
+#[test]
+fn integer_add_and_mul_wrap() {
+    macro_rules! case {
+        ($t:ty, $dtype:expr) => {{
+            let input: Vec<$t> = vec![<$t>::MAX, <$t>::MIN, 3, -7];
+            // Target 0 gets +1 twice, target 1 gets -1, target 2 gets MAX, target 3 gets MIN.
+            let indices: Vec<i32> = vec![0, 0, 1, 2, 3];
+            let updates: Vec<$t> = vec![1, 1, -1, <$t>::MAX, <$t>::MIN];
+            let sums: Vec<$t> = vec![
+                <$t>::MAX.wrapping_add(2),
+                <$t>::MIN.wrapping_sub(1),
+                (3 as $t).wrapping_add(<$t>::MAX),
+                (-7 as $t).wrapping_add(<$t>::MIN),
+            ];
+            let products: Vec<$t> = vec![
+                <$t>::MAX,
+                <$t>::MIN.wrapping_mul(-1),
+                (3 as $t).wrapping_mul(<$t>::MAX),
+                (-7 as $t).wrapping_mul(<$t>::MIN),
+            ];
+            for device in devices() {
+                for (reduction, expected) in [(Reduction::Add, &sums), (Reduction::Mul, &products)]
+                {
+                    let output = scatter::<1, 2, 1>(
+                        &device,
+                        TensorData::new(input.clone(), [4]),
+                        TensorData::new(indices.clone(), [5, 1]),
+                        TensorData::new(updates.clone(), [5]),
+                        reduce(reduction),
+                    )
+                    .unwrap_or_else(|err| {
+                        panic!("{:?} {reduction:?} on {device:?}: {err}", $dtype)
+                    });
+                    assert_eq!(
+                        output.convert_dtype($dtype).try_to_vec::<$t>().unwrap(),
+                        *expected,
+                        "{:?} {reduction:?} on {device:?}",
+                        $dtype
+                    );
+                }
+            }
+        }};
+    }
+    case!(i32, DType::I32);
+    case!(i64, DType::I64);
+}
+
 /// DirectML's dimension counts: padded tensors behave as their real trailing dimensions.
 #[test]
 fn directml_dimension_counts() {

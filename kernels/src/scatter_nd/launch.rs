@@ -9,8 +9,8 @@ use super::kernel::{
     ReduceOp, scatter_nd_assign, scatter_nd_atomic, scatter_nd_clear, scatter_nd_gather,
     scatter_nd_link_rows, scatter_nd_reduce_lists,
 };
-use crate::KernelError;
 use crate::launch::{bits_elem, elementwise_geometry, require_binding, require_len};
+use crate::{KernelError, StorageWidth};
 
 /// How each update combines with the element it targets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -72,10 +72,23 @@ pub fn scatter_strategy(
         ScatterReduction::Assign => return ScatterStrategy::Store,
         ScatterReduction::Reduce(op) => op,
     };
-    if atomic_supports(client, data_elem, op) {
+    if atomic_supports(client, compute_elem(data_elem, op), op) {
         ScatterStrategy::Atomic
     } else {
         ScatterStrategy::Lists
+    }
+}
+
+/// The type a reduction `op` computes in for data of `elem`: the unsigned type of the same
+/// width for a signed `Add` or `Mul` (the same two's-complement bits, and unsigned arithmetic
+/// wraps on every runtime, where signed overflow is undefined behaviour in CUDA's C++), `elem`
+/// otherwise.
+fn compute_elem(elem: ElemType, op: ReduceOp) -> ElemType {
+    match (elem, op) {
+        (ElemType::Int(_), ReduceOp::Add | ReduceOp::Mul) => StorageWidth::from_bytes(elem.size())
+            .map(StorageWidth::unsigned)
+            .unwrap_or(elem),
+        _ => elem,
     }
 }
 
@@ -271,11 +284,14 @@ pub fn launch_scatter_nd(
         index_len,
     } = sizes(layout, index_elem)?;
 
-    // Assign only moves bits: bools run as the unsigned type of their width.
+    // Assign only moves bits: bools run as the unsigned type of their width. A signed `Add` or
+    // `Mul` computes in the unsigned type of its width (`compute_elem`).
     let data_elem = match reduction {
         ScatterReduction::Assign => bits_elem(client, data_elem)?,
-        ScatterReduction::Reduce(_) => match data_elem {
-            ElemType::Int(_) | ElemType::UInt(_) | ElemType::Float(_) => data_elem,
+        ScatterReduction::Reduce(op) => match data_elem {
+            ElemType::Int(_) | ElemType::UInt(_) | ElemType::Float(_) => {
+                compute_elem(data_elem, op)
+            }
             elem => return Err(KernelError::NotAnInteger { elem }),
         },
     };
