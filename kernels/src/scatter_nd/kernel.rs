@@ -21,19 +21,39 @@ pub enum ReduceOp {
 }
 
 /// `op(acc, value)`.
+///
+/// `Min` and `Max` replace `acc` only when `value` compares strictly smaller (larger): a NaN
+/// update never replaces a value, a NaN value is never replaced, and `-0.0` does not replace
+/// `+0.0` (nor the reverse). With `bits` (`B` the unsigned integer type of `T`'s width) the
+/// choice is made on the raw bits with integer arithmetic, so no shader compiler can turn it
+/// into a `min`/`max` instruction with its own NaN and signed-zero rules (NVIDIA's and
+/// llvmpipe's GL compilers did, with a compare-and-select). Without it (16-bit floats on a
+/// runtime with no 16-bit integers) it is a compare-and-select.
 #[cube]
-fn combine<T: Numeric>(acc: T, value: T, #[comptime] op: ReduceOp) -> T {
+fn combine<T: Numeric, B: Int>(
+    acc: T,
+    value: T,
+    #[comptime] op: ReduceOp,
+    #[comptime] bits: bool,
+) -> T {
     let mut out = acc;
     if comptime!(op == ReduceOp::Add) {
         out = acc + value;
     } else if comptime!(op == ReduceOp::Mul) {
         out = acc * value;
-    } else if comptime!(op == ReduceOp::Min) {
-        if value < acc {
+    } else {
+        let replace = if comptime!(op == ReduceOp::Min) {
+            value < acc
+        } else {
+            value > acc
+        };
+        if comptime!(bits) {
+            let kept = B::reinterpret(acc);
+            let mask = B::new(0) - B::cast_from(replace);
+            out = T::reinterpret(kept ^ ((B::reinterpret(value) ^ kept) & mask));
+        } else if replace {
             out = value;
         }
-    } else if value > acc {
-        out = value;
     }
     out
 }
@@ -292,7 +312,7 @@ pub fn scatter_nd_link_rows<I: Int>(
 /// the list and writes `op` of the current value and every update on it, once. The other units
 /// return at once.
 #[cube(launch_unchecked, address_type = "dynamic")]
-pub fn scatter_nd_reduce_lists<T: Numeric>(
+pub fn scatter_nd_reduce_lists<T: Numeric, B: Int>(
     output: &mut [T],
     updates: &[T],
     heads: &[u32],
@@ -301,7 +321,8 @@ pub fn scatter_nd_reduce_lists<T: Numeric>(
     slice: usize,
     units: usize,
     #[comptime] op: ReduceOp,
-    #[define(T)] _data_type: ElemType,
+    #[comptime] bits: bool,
+    #[define(T, B)] _types: [ElemType; 2],
 ) {
     let position = ABSOLUTE_POS;
     if position >= units {
@@ -322,7 +343,7 @@ pub fn scatter_nd_reduce_lists<T: Numeric>(
     // Every link points to a row pushed earlier, so the walk ends.
     while link != 0 {
         let member = (link - 1) as usize;
-        acc = combine::<T>(acc, updates[member * slice + col], op);
+        acc = combine::<T, B>(acc, updates[member * slice + col], op, bits);
         link = next[member];
     }
     output[element] = acc;

@@ -1,7 +1,7 @@
 //! Host-side launch over raw CubeCL handles.
 
-use cubecl::features::AtomicUsage;
-use cubecl::ir::{ElemType, Type};
+use cubecl::features::{AtomicUsage, TypeUsage};
+use cubecl::ir::{ElemType, Type, UIntKind};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 
@@ -92,14 +92,28 @@ fn compute_elem(elem: ElemType, op: ReduceOp) -> ElemType {
     }
 }
 
-/// Whether the runtime has a native atomic `op` on `elem`.
+/// Whether the runtime has a native atomic `op` on `elem` that keeps the crate's rule. Float
+/// `Min`/`Max` atomics follow the hardware's NaN and signed-zero rules, so floats never use them.
 fn atomic_supports(client: &Client, elem: ElemType, op: ReduceOp) -> bool {
     let usage = client.properties().atomic_type_usage(Type::atomic(elem));
     match op {
         ReduceOp::Add => usage.contains(AtomicUsage::Add),
-        ReduceOp::Min | ReduceOp::Max => usage.contains(AtomicUsage::MinMax),
+        ReduceOp::Min | ReduceOp::Max => {
+            !matches!(elem, ElemType::Float(_)) && usage.contains(AtomicUsage::MinMax)
+        }
         ReduceOp::Mul => false,
     }
+}
+
+/// The unsigned integer type `Min`/`Max` choose on for data of `elem`, where the runtime
+/// computes with it (not 16-bit integers on WGSL): see the lists kernel's `combine`.
+fn selection_bits(client: &Client, elem: ElemType) -> Option<ElemType> {
+    let bits = StorageWidth::from_bytes(elem.size())?.unsigned();
+    client
+        .properties()
+        .type_usage(bits)
+        .contains(TypeUsage::Arithmetic)
+        .then_some(bits)
 }
 
 /// The checked element counts of a layout, and how its indices are read.
@@ -367,6 +381,7 @@ pub fn launch_scatter_nd(
                 [data_elem, index_elem],
             ),
             (_, Some(op)) => {
+                let bits = selection_bits(client, data_elem);
                 let heads = client.empty(targets * size_of::<u32>());
                 let next = client.empty(rows * size_of::<u32>());
                 let row_targets = client.empty(rows * size_of::<u32>());
@@ -410,7 +425,8 @@ pub fn launch_scatter_nd(
                     slice,
                     units,
                     op,
-                    data_elem,
+                    bits.is_some(),
+                    [data_elem, bits.unwrap_or(ElemType::UInt(UIntKind::U32))],
                 );
             }
             (_, None) => unreachable!("Store is the only strategy without an operation"),

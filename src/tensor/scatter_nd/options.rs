@@ -16,9 +16,12 @@ pub enum Reduction {
     Add,
     /// `output[i] *= update` (wrapping on integers).
     Mul,
-    /// `output[i] = min(output[i], update)`.
+    /// `output[i] = update` where `update < output[i]`, else unchanged: a NaN update never
+    /// replaces a value, a NaN value stays, and `-0.0` and `+0.0` never replace each other. The
+    /// same bits on every runtime (the kernels choose on raw bits, never with a hardware `min`).
     Min,
-    /// `output[i] = max(output[i], update)`.
+    /// `output[i] = update` where `update > output[i]`, else unchanged; NaN and signed zeros as
+    /// for [`Min`](Self::Min).
     Max,
 }
 
