@@ -345,7 +345,20 @@ fn out_of_range_policies() {
         ),
         (
             DType::I64,
-            vec![-5, 4, i64::MIN, i64::MAX, i32::MIN as i64 - 1, -4, -1],
+            vec![
+                -5,
+                4,
+                i64::MIN,
+                i64::MAX,
+                i32::MIN as i64 - 1,
+                // Low 32 bits in range, value not: never folded onto a valid row.
+                1 << 32,
+                (1 << 32) + 1,
+                -(1 << 32) - 1,
+                -(1 << 32) + 2,
+                -4,
+                -1,
+            ],
         ),
     ];
     for (index_dtype, edge) in edges {
@@ -425,6 +438,19 @@ fn unsigned_indices_at_the_edges() {
             _ => u32::MAX as i64,
         };
         for out_of_bounds in [OutOfBounds::Skip, OutOfBounds::Clamp] {
+            if index_dtype == DType::U64 {
+                // Low 32 bits in range, value not.
+                check_case::<1>(
+                    &shape,
+                    &input,
+                    &[1 << 32, (1 << 32) + 3, 2, u32::MAX as i64 + 5],
+                    1,
+                    &[10.0, 20.0, 30.0, 40.0],
+                    DType::I32,
+                    index_dtype,
+                    policy(out_of_bounds),
+                );
+            }
             check_case::<1>(
                 &shape,
                 &input,

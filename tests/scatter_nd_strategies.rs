@@ -14,7 +14,7 @@ use common::*;
 fn run(
     device: &Device,
     dtype: DType,
-    indices: &[i64],
+    (indices, index_dtype): (&[i64], DType),
     updates: &[i64],
     reduction: Reduction,
 ) -> Vec<i64> {
@@ -23,7 +23,10 @@ fn run(
         TensorData::new((0..24i64).map(|v| v % 5).collect::<Vec<_>>(), [8, 3]),
         (device, dtype),
     );
-    let indices = Tensor::<2, Int>::from_data(TensorData::new(indices.to_vec(), [rows, 1]), device);
+    let indices = Tensor::<2, Int>::from_data(
+        TensorData::new(indices.to_vec(), [rows, 1]),
+        (device, index_dtype),
+    );
     let updates = Tensor::<2, Int>::from_data(
         TensorData::new(updates.to_vec(), [rows, 3]),
         (device, dtype),
@@ -46,6 +49,17 @@ fn every_strategy_matches_flex() {
     // Heavy duplication on 8 rows, plus out-of-range rows (-9, 8) that must be skipped.
     let indices: Vec<i64> = (0..rows as i64).map(|r| (r * 13) % 10 - 9).collect();
     let updates: Vec<i64> = (0..rows as i64 * 3).map(|v| (v * 7) % 11).collect();
+    // The same with 64-bit indices whose low 32 bits are in range but whose value is not
+    // (2^32 + t, -2^32 - 1): skipped, never folded onto row t.
+    let wide: Vec<i64> = indices
+        .iter()
+        .enumerate()
+        .map(|(r, &i)| match r % 5 {
+            0 => (1 << 32) + (r as i64 % 8),
+            1 => -(1 << 32) - 1,
+            _ => i,
+        })
+        .collect();
     let (flex, wgpu) = (flex(), wgpu());
     for strategy in ["default", "lists"] {
         // SAFETY: the only test of this process, and nothing runs on another thread yet.
@@ -57,9 +71,15 @@ fn every_strategy_matches_flex() {
         };
         for dtype in [DType::I32, DType::U32, DType::I64] {
             for reduction in [Reduction::Add, Reduction::Min, Reduction::Max] {
-                let expected = run(&flex, dtype, &indices, &updates, reduction);
-                let actual = run(&wgpu, dtype, &indices, &updates, reduction);
-                assert_eq!(actual, expected, "{strategy} {dtype:?} {reduction:?}");
+                for index_set in [(&indices[..], DType::I32), (&wide[..], DType::I64)] {
+                    let expected = run(&flex, dtype, index_set, &updates, reduction);
+                    let actual = run(&wgpu, dtype, index_set, &updates, reduction);
+                    assert_eq!(
+                        actual, expected,
+                        "{strategy} {dtype:?} {reduction:?} {:?} indices",
+                        index_set.1
+                    );
+                }
             }
         }
     }
