@@ -133,6 +133,23 @@ fn bytes(count: usize, seed: u64) -> Vec<u8> {
         .collect()
 }
 
+/// The word path and the typed path with 1, 3 and 4 vectors per unit.
+const PATHS: [BitCountPath; 4] = [
+    BitCountPath::Words,
+    BitCountPath::Elements {
+        vectors_per_unit: 1,
+    },
+    BitCountPath::Elements {
+        vectors_per_unit: 3,
+    },
+    BitCountPath::Elements {
+        vectors_per_unit: 4,
+    },
+];
+const ONE: BitCountPath = BitCountPath::Elements {
+    vectors_per_unit: 1,
+};
+
 /// Whether `client` binds buffers of `elem`.
 fn binds(client: &Client, elem: ElemType) -> bool {
     client
@@ -151,7 +168,7 @@ const LENGTHS: [usize; 12] = [1, 2, 3, 4, 5, 7, 8, 9, 15, 33, 1027, 70_001];
 #[test]
 fn every_width_pair_matches_the_host() {
     let client = client();
-    for path in [BitCountPath::Words, BitCountPath::Elements] {
+    for path in PATHS {
         for input in WIDTHS {
             for out in WIDTHS {
                 for signed in [false, true] {
@@ -178,7 +195,7 @@ fn every_width_pair_matches_the_host() {
 #[test]
 fn all_ones_and_all_zeros_count_every_bit() {
     let client = client();
-    for path in [BitCountPath::Words, BitCountPath::Elements] {
+    for path in PATHS {
         for input in WIDTHS {
             let output = output_elem(StorageWidth::W8, false);
             if !runs(&client, path, input, output) {
@@ -245,9 +262,18 @@ fn the_path_follows_the_layout_and_the_runtime() {
     let u8_out = output_elem(StorageWidth::W8, false);
     let i32_out = output_elem(StorageWidth::W32, true);
     let flat = |width| InputView::contiguous(handle.clone(), width, 8);
+    // Four vectors per unit on GPUs (planes on), one on CPU drivers such as lavapipe.
+    let gpu = client
+        .properties()
+        .features
+        .plane
+        .contains(cubecl::features::Plane::Ops);
+    let typed = BitCountPath::Elements {
+        vectors_per_unit: if gpu { 4 } else { 1 },
+    };
     assert_eq!(
         BitCountPath::for_input(&client, &flat(StorageWidth::W32), i32_out),
-        BitCountPath::Elements
+        typed
     );
     // A strided view is read by the word kernel; the Elements path refuses it.
     let transposed = InputView {
@@ -260,22 +286,11 @@ fn the_path_follows_the_layout_and_the_runtime() {
         BitCountPath::Words
     );
     let output = client.create_from_slice(&[0u8; 64]);
-    let err = launch_bit_count(
-        &client,
-        &transposed,
-        output,
-        i32_out,
-        BitCountPath::Elements,
-    )
-    .unwrap_err();
+    let err = launch_bit_count(&client, &transposed, output, i32_out, ONE).unwrap_err();
     assert!(matches!(err, KernelError::InvalidPlan { .. }), "{err:?}");
     // cubecl-wgpu's WGSL path binds no 8- or 16-bit integers; the SPIR-V one does.
     let binds_u8 = binds(&client, ElemType::UInt(UIntKind::U8));
-    let expected = if binds_u8 {
-        BitCountPath::Elements
-    } else {
-        BitCountPath::Words
-    };
+    let expected = if binds_u8 { typed } else { BitCountPath::Words };
     assert_eq!(
         BitCountPath::for_input(&client, &flat(StorageWidth::W8), i32_out),
         expected
@@ -291,7 +306,7 @@ fn the_path_follows_the_layout_and_the_runtime() {
             shape: &[3],
             strides: &[1],
         };
-        let err = run(&client, &view, false, i32_out, BitCountPath::Elements).unwrap_err();
+        let err = run(&client, &view, false, i32_out, ONE).unwrap_err();
         assert!(
             matches!(err, KernelError::UnsupportedType { role: "input", .. }),
             "{err:?}"
@@ -302,7 +317,7 @@ fn the_path_follows_the_layout_and_the_runtime() {
 #[test]
 fn empty_inputs_launch_nothing_and_succeed() {
     let client = client();
-    for path in [BitCountPath::Words, BitCountPath::Elements] {
+    for path in PATHS {
         for shape in [&[0usize][..], &[3, 0, 2]] {
             let strides = vec![1; shape.len()];
             let view = HostView {
@@ -335,7 +350,7 @@ fn errors_launch_nothing() {
         shape,
         strides,
     };
-    for path in [BitCountPath::Words, BitCountPath::Elements] {
+    for path in PATHS {
         let launch = |view: &InputView, output: Handle, elem: ElemType| {
             launch_bit_count(&client, view, output, elem, path)
         };
@@ -362,7 +377,7 @@ fn errors_launch_nothing() {
         let strided = launch(&view(vec![4], vec![5]), output.clone(), i32_out);
         match path {
             BitCountPath::Words => assert_eq!(strided, Ok(())),
-            BitCountPath::Elements => {
+            BitCountPath::Elements { .. } => {
                 assert!(matches!(strided, Err(KernelError::InvalidPlan { .. })))
             }
         }
@@ -415,6 +430,18 @@ fn errors_launch_nothing() {
             ),
             Err(KernelError::TooLarge { .. })
         ));
+    }
+    // Vectors per unit outside 1..=8.
+    for vectors_per_unit in [0, 9] {
+        let err = launch_bit_count(
+            &client,
+            &view(vec![4], vec![1]),
+            output.clone(),
+            i32_out,
+            BitCountPath::Elements { vectors_per_unit },
+        )
+        .unwrap_err();
+        assert!(matches!(err, KernelError::InvalidPlan { .. }), "{err:?}");
     }
     // The word path reads whole words, so a buffer must start on one.
     let misaligned = InputView {
@@ -509,7 +536,7 @@ proptest! {
             *expected *= size;
             Some(ok)
         }).all(|ok| ok);
-        let path = if words { BitCountPath::Words } else { BitCountPath::Elements };
+        let path = if words { BitCountPath::Words } else { ONE };
         prop_assume!(runs(&client, path, input, output) && (words || contiguous));
         let data = bytes(elements * input.bytes(), seed);
         let view = HostView { bytes: &data, width: input.bytes(), shape: &shape, strides: &strides };

@@ -6,19 +6,36 @@ use cubecl::prelude::*;
 /// two contiguous buffers.
 ///
 /// `I` is the unsigned type of the input's storage width, `O` the output's integer type. The
-/// host picks `N` to divide the element count, so one launch covers every element. Each input
-/// byte is read once.
+/// host picks `N` to divide the element count, so one launch covers every element. Each unit
+/// handles `per_unit` vectors, one cube's width apart (so each load and each store of a cube is
+/// one contiguous range), and issues all its loads before its first store: the loads cannot wait
+/// on stores that the compiler must assume alias them, which keeps `per_unit` loads in flight.
+/// Each input byte is read once.
 #[cube(launch_unchecked, address_type = "dynamic")]
 pub fn bit_count_kernel<I: Int, O: Int, N: Size>(
     input: &[Vector<I, N>],
     output: &mut [Vector<O, N>],
     units: usize,
+    #[comptime] per_unit: usize,
     #[define(I, O)] _types: [ElemType; 2],
 ) {
-    if ABSOLUTE_POS >= units {
-        terminate!();
+    let cube = CUBE_DIM as usize;
+    let first = CUBE_POS * cube * per_unit + UNIT_POS as usize;
+    let mut counts = Array::<Vector<u32, N>>::new(per_unit);
+    #[unroll]
+    for i in 0..per_unit {
+        let position = first + i * cube;
+        if position < units {
+            counts[i] = input[position].count_ones();
+        }
     }
-    output[ABSOLUTE_POS] = Vector::cast_from(input[ABSOLUTE_POS].count_ones());
+    #[unroll]
+    for i in 0..per_unit {
+        let position = first + i * cube;
+        if position < units {
+            output[position] = Vector::cast_from(counts[i]);
+        }
+    }
 }
 
 /// How many elements one unit of [`bit_count_words_kernel`] handles: enough that its input and

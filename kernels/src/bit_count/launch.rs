@@ -5,6 +5,7 @@ use crate::launch::{
     can_bind, elementwise_geometry, require_binding, require_len, require_word_aligned,
 };
 use crate::{InputView, KernelError};
+use cubecl::features::Plane;
 use cubecl::ir::ElemType;
 use cubecl::prelude::*;
 use cubecl::server::Handle;
@@ -15,7 +16,11 @@ pub enum BitCountPath {
     /// Typed elements of a contiguous input: the input bound as the unsigned integer of its
     /// width, the output as its own type, both with the widest vectors the runtime favours that
     /// divide the element count. Needs a runtime that binds both types.
-    Elements,
+    Elements {
+        /// Vectors each unit loads before it stores (1 to 8): more bytes in flight per unit on
+        /// GPUs; a CPU driver such as lavapipe runs 1 fastest.
+        vectors_per_unit: usize,
+    },
     /// 32-bit words on both sides: four 8-bit or two 16-bit elements per word, a 64-bit element
     /// as two words. Runs on every runtime, whatever element types it can bind, and reads any
     /// strided view.
@@ -25,13 +30,18 @@ pub enum BitCountPath {
 impl BitCountPath {
     /// [`Elements`](Self::Elements) for a contiguous `input` where `client` binds its unsigned
     /// type and `output_elem`; otherwise [`Words`](Self::Words): strided views, and 8- and
-    /// 16-bit types on WGSL or 64-bit ones on OpenGL.
+    /// 16-bit types on WGSL or 64-bit ones on OpenGL. Four vectors per unit where the runtime
+    /// has plane operations (GPUs), one elsewhere (cubecl-wgpu turns planes off on CPU
+    /// adapters, where one measured faster on lavapipe).
     pub fn for_input(client: &Client, input: &InputView, output_elem: ElemType) -> Self {
         if input.is_contiguous()
             && can_bind(client, input.width.unsigned())
             && can_bind(client, output_elem)
         {
-            Self::Elements
+            let gpu = client.properties().features.plane.contains(Plane::Ops);
+            Self::Elements {
+                vectors_per_unit: if gpu { 4 } else { 1 },
+            }
         } else {
             Self::Words
         }
@@ -68,7 +78,12 @@ pub fn launch_bit_count(
     input.require_covered("input")?;
     require_len(&output, len, output_elem.size(), "output")?;
     match path {
-        BitCountPath::Elements => {
+        BitCountPath::Elements { vectors_per_unit } => {
+            if !(1..=8).contains(&vectors_per_unit) {
+                return Err(KernelError::InvalidPlan {
+                    detail: format!("{vectors_per_unit} vectors per unit is outside 1..=8"),
+                });
+            }
             if !input.is_contiguous() {
                 return Err(KernelError::InvalidPlan {
                     detail: format!(
@@ -90,20 +105,23 @@ pub fn launch_bit_count(
         return Ok(());
     }
     match path {
-        BitCountPath::Elements => launch_elements(client, input, output, output_elem, len),
+        BitCountPath::Elements { vectors_per_unit } => {
+            launch_elements(client, input, output, output_elem, len, vectors_per_unit)
+        }
         BitCountPath::Words => launch_words(client, input, output, output_elem, len),
     }
     Ok(())
 }
 
-/// The typed-element launch over a contiguous input: one vector of `N` lanes per unit, `N` the
-/// widest size the runtime favours for both widths that divides `len`.
+/// The typed-element launch over a contiguous input: `vectors_per_unit` vectors of `N` lanes
+/// per unit, `N` the widest size the runtime favours for both widths that divides `len`.
 fn launch_elements(
     client: &Client,
     input: &InputView,
     output: Handle,
     output_elem: ElemType,
     len: usize,
+    vectors_per_unit: usize,
 ) {
     let vector = [input.width.bytes(), output_elem.size()]
         .iter()
@@ -117,7 +135,7 @@ fn launch_elements(
         .min()
         .unwrap_or(1);
     let units = len / vector;
-    let (count, dim) = elementwise_geometry(client, units);
+    let (count, dim) = elementwise_geometry(client, units.div_ceil(vectors_per_unit));
     let address = AddressType::from_len(len);
     // SAFETY: `launch_bit_count` checked that both handles hold `len` elements; the kernel
     // touches vectors `0..units` of `vector` lanes, and `vector` divides `len`.
@@ -131,6 +149,7 @@ fn launch_elements(
             BufferArg::from_raw_parts(input.handle.clone(), len),
             BufferArg::from_raw_parts(output, len),
             units,
+            vectors_per_unit,
             [input.width.unsigned(), output_elem],
         );
     }
