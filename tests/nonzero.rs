@@ -443,30 +443,76 @@ fn shape_strategy() -> impl Strategy<Value = Vec<usize>> {
     })
 }
 
+/// One random case on `device`: the data, the width (from the effective rank up to the rank,
+/// picked by `width_pick`) and the fill. Checks count and rows against the oracle and, with a
+/// fill, every padding row.
+fn check_random(
+    device: &Device,
+    shape: &[usize],
+    density: f64,
+    seed: u64,
+    kind: usize,
+    width_pick: usize,
+    fill: Option<i64>,
+) {
+    let numel: usize = shape.iter().product();
+    let values = with_density(numel, density, seed);
+    let data = match kind {
+        0 => TensorData::new(values, shape.to_vec()),
+        1 => TensorData::new(values.iter().map(|&v| v as i32).collect(), shape.to_vec()),
+        _ => TensorData::new(values.iter().map(|&v| v != 0.0).collect(), shape.to_vec()),
+    };
+    let rank = shape.len();
+    let effective = rank - shape.iter().take_while(|&&d| d == 1).count();
+    let width = effective + width_pick % (rank - effective + 1);
+    let options = NonZeroOptions {
+        width: Some(width),
+        fill,
+        ..Default::default()
+    };
+    let padding = assert_matches_oracle(&data, device, options);
+    if let Some(fill) = fill {
+        assert!(
+            padding.iter().all(|row| row.iter().all(|&c| c == fill)),
+            "padding rows on {device:?} are not all {fill}"
+        );
+    }
+}
+
+fn density_strategy() -> impl Strategy<Value = f64> {
+    prop::sample::select(vec![0.0, 0.01, 0.1, 0.5, 0.9, 1.0])
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// Flex (the reference bodies) against the independent oracle, fills included.
+    #[test]
+    fn flex_matches_the_oracle(
+        shape in shape_strategy(),
+        density in density_strategy(),
+        seed in any::<u64>(),
+        kind in 0usize..3,
+        width_pick in 0usize..8,
+        fill in prop::option::of(-3i64..100),
+    ) {
+        check_random(&flex(), &shape, density, seed, kind, width_pick, fill);
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
 
-    /// wgpu and Flex agree on random shapes, densities, dtypes and widths.
+    /// The kernels on wgpu against the same oracle, fills included.
     #[test]
-    fn wgpu_matches_flex(
+    fn wgpu_matches_the_oracle(
         shape in shape_strategy(),
-        density in prop::sample::select(vec![0.0, 0.01, 0.1, 0.5, 0.9, 1.0]),
+        density in density_strategy(),
         seed in any::<u64>(),
         kind in 0usize..3,
+        width_pick in 0usize..8,
+        fill in prop::option::of(-3i64..100),
     ) {
-        let numel: usize = shape.iter().product();
-        let values = with_density(numel, density, seed);
-        let data = match kind {
-            0 => TensorData::new(values, shape.clone()),
-            1 => TensorData::new(values.iter().map(|&v| v as i32).collect(), shape.clone()),
-            _ => TensorData::new(values.iter().map(|&v| v != 0.0).collect(), shape.clone()),
-        };
-        let rank = shape.len();
-        let effective = rank - shape.iter().take_while(|&&d| d == 1).count();
-        let options = NonZeroOptions { width: Some(effective.max(rank.saturating_sub(1)).max(effective)), ..Default::default() };
-        let reference = read(run(&data, &flex(), options.clone()).unwrap());
-        let actual = read(run(&data, &wgpu(), options).unwrap());
-        prop_assert_eq!(&actual.0, &reference.0);
-        prop_assert_eq!(&actual.1, &reference.1);
+        check_random(&wgpu(), &shape, density, seed, kind, width_pick, fill);
     }
 }

@@ -140,6 +140,25 @@ fn check_case<const D: usize>(
     index_dtype: DType,
     options: ScatterNdOptions,
 ) {
+    check_case_on::<D>(
+        &devices(),
+        (shape, input),
+        (indices, k),
+        updates,
+        (dtype, index_dtype),
+        options,
+    );
+}
+
+/// [`check_case`] on `devices` only.
+fn check_case_on<const D: usize>(
+    devices: &[Device],
+    (shape, input): (&[usize], &[f64]),
+    (indices, k): (&[i64], usize),
+    updates: &[f64],
+    (dtype, index_dtype): (DType, DType),
+    options: ScatterNdOptions,
+) {
     let rows = indices.len() / k;
     let expected = oracle(
         shape,
@@ -161,18 +180,18 @@ fn check_case<const D: usize>(
         D,
         "updates have rank at most the input's"
     );
-    for device in devices() {
-        if !(dtype.is_bool() || can_store(&device, dtype)) || !can_store(&device, index_dtype) {
+    for device in devices {
+        if !(dtype.is_bool() || can_store(device, dtype)) || !can_store(device, index_dtype) {
             continue;
         }
         let result = scatter::<D, 2, D>(
-            &device,
+            device,
             data(input, shape, dtype),
             index_data(indices, &[rows, k], index_dtype),
             data(updates, &update_shape, dtype),
             options.clone(),
         );
-        if options.reduction != Reduction::Assign && !can_compute(&device, dtype) {
+        if options.reduction != Reduction::Assign && !can_compute(device, dtype) {
             assert!(
                 matches!(result, Err(DmlOpsError::UnsupportedDType { .. })),
                 "{device:?}: a reduction on {dtype:?}, which the device cannot compute with"
@@ -927,14 +946,19 @@ fn composes_inside_fusion_graphs() {
     );
 }
 
+/// One random case: `rows` index tuples of size `k` (mostly in range, some negative, some one
+/// past either end; with `one_target`, every tuple the same, so every update lands on one
+/// slice), checked on `devices` against the oracle.
+#[allow(clippy::too_many_arguments)]
 fn prop_case<const D: usize>(
+    devices: &[Device],
     shape: Vec<usize>,
     k: usize,
     rows: usize,
     seed: u64,
-    dtype: DType,
-    index_dtype: DType,
+    (dtype, index_dtype): (DType, DType),
     options: ScatterNdOptions,
+    one_target: bool,
 ) {
     let numel: usize = shape.iter().product();
     let slice: usize = shape[k..].iter().product();
@@ -948,7 +972,7 @@ fn prop_case<const D: usize>(
     };
     let small = |v: u64| ((v % 7) as f64) - 3.0;
     let input: Vec<f64> = (0..numel).map(|_| small(next())).collect();
-    let indices: Vec<i64> = (0..rows * k)
+    let mut indices: Vec<i64> = (0..rows * k)
         .map(|i| {
             let d = shape[i % k] as i64;
             // Mostly in range (negative half the time), sometimes one past either end;
@@ -957,48 +981,127 @@ fn prop_case<const D: usize>(
             if unsigned && v < 0 { v + d + 1 } else { v }
         })
         .collect();
+    if one_target && rows > 0 {
+        let first: Vec<i64> = indices[..k].to_vec();
+        for tuple in indices.chunks_mut(k) {
+            tuple.copy_from_slice(&first);
+        }
+    }
     let updates: Vec<f64> = (0..rows * slice)
         .map(|_| match options.reduction {
             Reduction::Mul => [1.0, -1.0, 2.0][(next() % 3) as usize],
             _ => small(next()),
         })
         .collect();
-    check_case::<D>(
-        &shape,
-        &input,
-        &indices,
-        k,
+    check_case_on::<D>(
+        devices,
+        (&shape, &input),
+        (&indices, k),
         &updates,
-        dtype,
-        index_dtype,
+        (dtype, index_dtype),
         options,
     );
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig::with_cases(48))]
+fn reduction_strategy() -> impl Strategy<Value = Reduction> {
+    prop::sample::select(vec![
+        Reduction::Assign,
+        Reduction::Add,
+        Reduction::Mul,
+        Reduction::Min,
+        Reduction::Max,
+    ])
+}
 
-    /// wgpu and Flex agree with the oracle on random shapes (ranks 1 to 8), index tuple sizes,
-    /// row counts (duplicates and out-of-range tuples included), reductions and policies.
+/// The options of a random case.
+fn options(reduction: Reduction, clamp: bool) -> ScatterNdOptions {
+    ScatterNdOptions {
+        reduction,
+        out_of_bounds: if clamp {
+            OutOfBounds::Clamp
+        } else {
+            OutOfBounds::Skip
+        },
+        ..Default::default()
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// Flex against the oracle on random shapes (ranks 1 to 8), index tuple sizes, row counts
+    /// (duplicates, every row on one target, out-of-range tuples), reductions and policies.
     #[test]
-    fn random_cases_match_the_oracle(
+    fn flex_random_cases_match_the_oracle(
         shape in prop::collection::vec(1usize..=4, 1..=8),
         k_pick in 0usize..8,
-        rows in 0usize..24,
+        rows in 0usize..48,
         seed in any::<u64>(),
         dtype in prop::sample::select(vec![DType::F32, DType::I32, DType::I64]),
         index_dtype in prop::sample::select(vec![DType::I32, DType::I64, DType::U32]),
-        reduction in prop::sample::select(vec![
-            Reduction::Assign, Reduction::Add, Reduction::Mul, Reduction::Min, Reduction::Max,
-        ]),
+        reduction in reduction_strategy(),
         clamp in any::<bool>(),
+        one_target in prop::bool::weighted(0.25),
     ) {
         let k = 1 + k_pick % shape.len();
-        let options = ScatterNdOptions {
-            reduction,
-            out_of_bounds: if clamp { OutOfBounds::Clamp } else { OutOfBounds::Skip },
-            ..Default::default()
-        };
-        with_rank!(shape.len(), prop_case(shape.clone(), k, rows, seed, dtype, index_dtype, options));
+        with_rank!(shape.len(), prop_case(&[flex()], shape.clone(), k, rows, seed,
+            (dtype, index_dtype), options(reduction, clamp), one_target));
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// The kernels on wgpu against the same oracle.
+    #[test]
+    fn wgpu_random_cases_match_the_oracle(
+        shape in prop::collection::vec(1usize..=4, 1..=8),
+        k_pick in 0usize..8,
+        rows in 0usize..48,
+        seed in any::<u64>(),
+        dtype in prop::sample::select(vec![DType::F32, DType::I32, DType::I64]),
+        index_dtype in prop::sample::select(vec![DType::I32, DType::I64, DType::U32]),
+        reduction in reduction_strategy(),
+        clamp in any::<bool>(),
+        one_target in prop::bool::weighted(0.25),
+    ) {
+        let k = 1 + k_pick % shape.len();
+        with_rank!(shape.len(), prop_case(&[wgpu()], shape.clone(), k, rows, seed,
+            (dtype, index_dtype), options(reduction, clamp), one_target));
+    }
+}
+
+/// Updates that are a view of the input itself (the same buffer, read while it is scattered
+/// into): every device takes the updates as they were before the call.
+#[test]
+fn updates_that_view_the_input() {
+    for device in devices() {
+        for reduction in [Reduction::Assign, Reduction::Add, Reduction::Max] {
+            let host: Vec<f32> = (0..24).map(|v| (v * 7 % 11) as f32 - 5.0).collect();
+            let x = Tensor::<2>::from_data(TensorData::new(host.clone(), [6, 4]), &device);
+            // Rows 3..6 of the input, scattered onto rows 0, 2 and 0 again.
+            let updates = x.clone().slice([3..6, 0..4]);
+            let indices = Tensor::<2, Int>::from_data([[0], [2], [0]], &device);
+            let output = x
+                .try_scatter_nd(indices, updates, reduce(reduction))
+                .unwrap()
+                .into_data()
+                .try_to_vec::<f32>()
+                .unwrap();
+            let expected = oracle(
+                &[6, 4],
+                &host.iter().map(|&v| v as f64).collect::<Vec<_>>(),
+                &[0, 2, 0],
+                1,
+                &host[12..].iter().map(|&v| v as f64).collect::<Vec<_>>(),
+                reduction,
+                false,
+            );
+            assert_meets(
+                &output.iter().map(|&v| v as f64).collect::<Vec<_>>(),
+                &expected,
+                &format!("{reduction:?} on {device:?}"),
+            );
+        }
     }
 }
