@@ -436,32 +436,60 @@ fn shape_strategy() -> impl Strategy<Value = Vec<usize>> {
     })
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig::with_cases(96))]
+/// The dtype of a random case: every Int dtype, then F16, BF16, F32, F64.
+fn any_dtype(index: usize) -> DType {
+    INT_DTYPES
+        .iter()
+        .chain(&[DType::F16, DType::BF16, DType::F32, DType::F64])
+        .copied()
+        .nth(index)
+        .unwrap()
+}
 
-    /// wgpu and Flex agree with each other and with the oracle on random shapes, dtypes and bits.
+/// BitCount of random bytes on `device` against the oracle: dtype, shape and every count.
+fn check_random(device: &Device, shape: Vec<usize>, dtype: DType, out: IntDType, bytes: Vec<u8>) {
+    let data = random_data(shape, dtype, bytes);
+    let actual = bit_count_data(&data, device, out)
+        .unwrap_or_else(|err| panic!("{dtype:?} on {device:?}: {err}"));
+    assert_eq!(actual.dtype(), DType::from(out));
+    assert_eq!(actual.shape(), data.shape());
+    assert_eq!(
+        to_i64(&actual),
+        oracle(&data),
+        "{dtype:?} {:?} on {device:?}",
+        data.shape()
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// Flex against the oracle on random shapes (ranks 1 to 8), dtypes, output dtypes and bits.
     #[test]
-    fn wgpu_matches_flex_and_the_oracle(
+    fn flex_matches_the_oracle(
         shape in shape_strategy(),
         dtype_index in 0usize..INT_DTYPES.len() + 4,
         out_index in 0usize..INT_DTYPES.len(),
         bytes in prop::collection::vec(any::<u8>(), 0..(300 * 8)),
     ) {
-        let dtype = INT_DTYPES
-            .iter()
-            .chain(&[DType::F16, DType::BF16, DType::F32, DType::F64])
-            .copied()
-            .nth(dtype_index)
-            .unwrap();
         let out = int_dtype(INT_DTYPES[out_index]);
-        let data = random_data(shape, dtype, bytes);
-        let gpu = wgpu();
-        let reference = bit_count_data(&data, &flex(), out).expect("Flex runs every dtype");
-        prop_assert_eq!(to_i64(&reference), oracle(&data));
-        let actual = bit_count_data(&data, &gpu, out).expect("wgpu runs every dtype");
-        prop_assert_eq!(actual.dtype(), reference.dtype());
-        prop_assert_eq!(actual.shape(), reference.shape());
-        prop_assert_eq!(to_i64(&actual), oracle(&data));
+        check_random(&flex(), shape, any_dtype(dtype_index), out, bytes);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// The kernels on wgpu against the same oracle: every dtype runs there.
+    #[test]
+    fn wgpu_matches_the_oracle(
+        shape in shape_strategy(),
+        dtype_index in 0usize..INT_DTYPES.len() + 4,
+        out_index in 0usize..INT_DTYPES.len(),
+        bytes in prop::collection::vec(any::<u8>(), 0..(300 * 8)),
+    ) {
+        let out = int_dtype(INT_DTYPES[out_index]);
+        check_random(&wgpu(), shape, any_dtype(dtype_index), out, bytes);
     }
 }
 

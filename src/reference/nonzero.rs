@@ -21,7 +21,19 @@ pub(crate) fn nonzero_coordinates(
     let dims = &shape[shape.num_dims() - width..];
     let numel = data.num_elements();
 
-    let mut coordinates = vec![fill.unwrap_or(0); numel * width];
+    // The fixed output shape is `numel` rows however few are non-zero: reserve it first, so
+    // that a host without the memory gets a panic that says so, not an abort.
+    let len = numel.saturating_mul(width);
+    let mut coordinates: Vec<i64> = Vec::new();
+    if coordinates.try_reserve_exact(len).is_err() {
+        panic!(
+            "NonZeroCoordinates: the output of {numel} rows of {width} coordinates needs {} \
+             bytes of host memory, which could not be allocated; split the input along its \
+             first dimension",
+            len.saturating_mul(size_of::<i64>())
+        );
+    }
+    coordinates.resize(len, fill.unwrap_or(0));
     let mut count = 0usize;
     for (flat, element) in data.as_bytes().chunks_exact(bytes).enumerate() {
         let sign_byte = bytes - 1; // little-endian: the sign bit is the top bit of the last byte
