@@ -6,24 +6,13 @@ use half::{bf16, f16};
 use crate::tensor::{OutOfBounds, Reduction};
 
 /// The values of an Int tensor's data, exactly (signed and unsigned 64-bit values both fit).
+/// Read element by element: the only copy of the indices made is the returned one.
 pub(crate) fn index_values(indices: &TensorData) -> Vec<i128> {
     match indices.dtype() {
-        DType::U8 | DType::U16 | DType::U32 | DType::U64 => indices
-            .clone()
-            .convert_dtype(DType::U64)
-            .as_slice::<u64>()
-            .expect("converted to u64")
-            .iter()
-            .map(|&v| i128::from(v))
-            .collect(),
-        _ => indices
-            .clone()
-            .convert_dtype(DType::I64)
-            .as_slice::<i64>()
-            .expect("converted to i64")
-            .iter()
-            .map(|&v| i128::from(v))
-            .collect(),
+        DType::U8 | DType::U16 | DType::U32 | DType::U64 => {
+            indices.iter::<u64>().map(i128::from).collect()
+        }
+        _ => indices.iter::<i64>().map(i128::from).collect(),
     }
 }
 
