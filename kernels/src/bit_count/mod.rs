@@ -3,10 +3,10 @@
 //! The kernels read the input buffer as unsigned integers, so a float tensor is counted on its
 //! raw IEEE bits and a signed one on its two's-complement bits, exactly as DirectML's
 //! `DML_ELEMENT_WISE_BIT_COUNT_OPERATOR_DESC` specifies. Two layouts ([`BitCountPath`]):
-//! [`bit_count_kernel`] binds the elements' own widths and reads with vectors;
-//! [`bit_count_words_kernel`] reads and writes 32-bit words, which every runtime binds, so 8-
-//! and 16-bit tensors on WGSL and 64-bit ones on OpenGL are counted too. Both read a strided
-//! input where it lies and run in one launch, tail included.
+//! [`bit_count_kernel()`] binds the elements' own widths and reads a contiguous input with
+//! vectors; [`bit_count_words_kernel()`] reads and writes 32-bit words, which every runtime
+//! binds, so 8- and 16-bit tensors on WGSL and 64-bit ones on OpenGL are counted too, and reads
+//! any strided view where it lies. Each runs in one launch, tail included.
 
 mod kernel;
 mod launch;
