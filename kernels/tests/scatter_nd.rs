@@ -1,8 +1,9 @@
-//! `launch_scatter_nd` float `Min`/`Max` against the crate's rule, bit for bit: an update
-//! replaces a value only when it compares strictly smaller (larger), so a NaN update never
-//! replaces, a NaN value stays, and `-0.0` and `+0.0` never replace each other. Run on wgpu's
-//! default adapter (Vulkan: lavapipe here) and on its OpenGL backend where this machine has one
-//! (Mesa's llvmpipe through EGL, whose compiler turned a compare-and-select into `min`).
+//! `launch_scatter_nd` on wgpu: each reduction strategy as a launch argument against a host
+//! computation, and float `Min`/`Max` against the crate's rule, bit for bit (an update replaces
+//! a value only when it compares strictly smaller or larger, so a NaN update never replaces, a
+//! NaN value stays, and `-0.0` and `+0.0` never replace each other) on wgpu's default adapter
+//! (Vulkan: lavapipe here) and on its OpenGL backend where this machine has one (Mesa's
+//! llvmpipe through EGL, whose compiler turned a compare-and-select into `min`).
 
 mod common;
 
@@ -97,4 +98,87 @@ fn min_and_max_keep_the_rules_on_opengl_too() {
         // Not every machine has EGL; the default adapter's test above always runs.
         Err(err) => println!("no OpenGL adapter, not run: {err}"),
     }
+}
+
+/// `Add`, `Min` and `Max` of `updates` onto `values` at `targets` on the host (integers wrap).
+fn host_reduce(values: &[i64], targets: &[usize], updates: &[i64], op: ReduceOp) -> Vec<i64> {
+    let mut out = values.to_vec();
+    for (&t, &u) in targets.iter().zip(updates) {
+        out[t] = match op {
+            ReduceOp::Add => (out[t] as i32).wrapping_add(u as i32) as i64,
+            ReduceOp::Mul => (out[t] as i32).wrapping_mul(u as i32) as i64,
+            ReduceOp::Min => out[t].min(u),
+            ReduceOp::Max => out[t].max(u),
+        };
+    }
+    out
+}
+
+/// Each reduction strategy as a launch argument, on i32 data with every update row landing on
+/// one of 5 targets: the launcher returns the strategy it ran, and the result is the host's.
+#[test]
+fn each_strategy_as_an_argument_matches_the_host() {
+    let client = client();
+    let i32_elem = ElemType::Int(IntKind::I32);
+    let rows = 4000usize;
+    let targets: Vec<usize> = (0..rows).map(|r| (r * 7919) % 5).collect();
+    let updates: Vec<i64> = (0..rows as i64).map(|r| (r * 31) % 13 - 6).collect();
+    let values: Vec<i64> = vec![3, -2, 0, i32::MAX as i64, i32::MIN as i64];
+    for op in [ReduceOp::Add, ReduceOp::Mul, ReduceOp::Min, ReduceOp::Max] {
+        let reduction = ScatterReduction::Reduce(op);
+        let mut strategies = vec![ScatterStrategy::Lists];
+        if scatter_strategy(&client, i32_elem, reduction) == ScatterStrategy::Atomic {
+            strategies.push(ScatterStrategy::Atomic);
+        }
+        for strategy in strategies {
+            let as_i32 = |v: &[i64]| v.iter().map(|&x| x as i32).collect::<Vec<i32>>();
+            let output = client.create_from_slice(i32::as_bytes(&as_i32(&values)));
+            let indices: Vec<i32> = targets.iter().map(|&t| t as i32).collect();
+            let ran = launch_scatter_nd(
+                &client,
+                output.clone(),
+                i32_elem,
+                client.create_from_slice(i32::as_bytes(&indices)),
+                i32_elem,
+                client.create_from_slice(i32::as_bytes(&as_i32(&updates))),
+                ScatterNdLayout {
+                    dims: &[values.len()],
+                    rows,
+                    slice: 1,
+                },
+                reduction,
+                OutOfRange::Skip,
+                strategy,
+            )
+            .expect("the launch is valid");
+            assert_eq!(ran, strategy, "{op:?}: the strategy that ran");
+            let bytes = client.read_one(output).expect("read the output");
+            let actual: Vec<i64> = i32::from_bytes(&bytes).iter().map(|&v| v as i64).collect();
+            assert_eq!(
+                actual,
+                host_reduce(&values, &targets, &updates, op),
+                "{op:?} through {strategy:?}"
+            );
+        }
+    }
+    // Mul has no atomic anywhere: asking for one is an error, and nothing runs.
+    let output = client.create_from_slice(i32::as_bytes(&[1i32]));
+    let err = launch_scatter_nd(
+        &client,
+        output,
+        i32_elem,
+        client.create_from_slice(i32::as_bytes(&[0i32])),
+        i32_elem,
+        client.create_from_slice(i32::as_bytes(&[2i32])),
+        ScatterNdLayout {
+            dims: &[1],
+            rows: 1,
+            slice: 1,
+        },
+        ScatterReduction::Reduce(ReduceOp::Mul),
+        OutOfRange::Skip,
+        ScatterStrategy::Atomic,
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("cannot apply"), "{err}");
 }
