@@ -5,7 +5,7 @@
 mod common;
 
 use burn::backend::Dispatch;
-use burn::tensor::{Device, Int, Tensor, TensorData};
+use burn::tensor::{DType, Device, Int, Tensor, TensorData};
 use burn_dml_ops::DmlOps;
 use burn_dml_ops::prelude::*;
 use common::*;
@@ -376,8 +376,7 @@ fn assign_without_tuples_passes_the_gradient_through() {
 /// `Assign`), each updates row's is `weights` at its target slice, or zeros when dropped.
 fn gradient_case<const D: usize>(
     shape: Vec<usize>,
-    k: usize,
-    tuples: Vec<i64>,
+    (k, tuples, index_dtype): (usize, Vec<i64>, DType),
     reduction: Reduction,
     clamp: bool,
     device: &Device,
@@ -402,7 +401,10 @@ fn gradient_case<const D: usize>(
         device,
     )
     .require_grad();
-    let indices = Tensor::<2, Int>::from_data(TensorData::new(tuples.clone(), [rows, k]), device);
+    let indices = Tensor::<2, Int>::from_data(
+        TensorData::new(tuples.clone(), [rows, k]),
+        (device, index_dtype),
+    );
     let options = ScatterNdOptions {
         reduction,
         out_of_bounds: if clamp {
@@ -493,8 +495,35 @@ proptest::proptest! {
         for device in [flex().autodiff(), wgpu().autodiff()] {
             with_rank!(
                 shape.len(),
-                gradient_case(shape.clone(), k, tuples.clone(), reduction, clamp, &device)
+                gradient_case(
+                    shape.clone(),
+                    (k, tuples.clone(), device.settings().int_dtype.into()),
+                    reduction,
+                    clamp,
+                    &device
+                )
             );
+        }
+    }
+}
+
+/// 64-bit indices whose low 32 bits are in range but whose value is not (2^32 + 1,
+/// -2^32 - 1): the backward pass drops (or clamps) them as the forward pass does, never folds
+/// them onto a valid row.
+#[test]
+fn wide_indices_past_u32_in_the_gradient() {
+    let tuples = vec![(1i64 << 32) + 1, 1, -(1i64 << 32) - 1, 2];
+    for device in autodiff_devices() {
+        for clamp in [false, true] {
+            for reduction in [Reduction::Assign, Reduction::Add] {
+                gradient_case::<2>(
+                    vec![4, 3],
+                    (1, tuples.clone(), DType::I64),
+                    reduction,
+                    clamp,
+                    &device,
+                );
+            }
         }
     }
 }
