@@ -91,7 +91,10 @@ pub enum KernelError {
         /// What is too large.
         detail: String,
     },
-    /// A [`CompactionPlan`](crate::nonzero::CompactionPlan) outside the range the kernels take.
+    /// A plan the kernels cannot run: a [`CompactionPlan`](crate::nonzero::CompactionPlan) out
+    /// of range, a [`BitCountPath`](crate::bit_count::BitCountPath) that does not fit the input,
+    /// or a [`ScatterStrategy`](crate::scatter_nd::ScatterStrategy) that cannot apply the
+    /// reduction.
     InvalidPlan {
         /// What is out of range.
         detail: String,

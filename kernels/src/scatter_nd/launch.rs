@@ -273,7 +273,8 @@ fn dims_u32(client: &Client, dims: &[usize]) -> Handle {
 ///
 /// [`KernelError`] when an element type cannot be bound or is not a number (reductions), the
 /// index type is not an integer, a handle is too small, `k` is 0, the output has `u32::MAX` or
-/// more target slices, or the strategy does not fit the reduction. Nothing is launched then.
+/// more target slices, or the strategy does not fit the reduction
+/// ([`KernelError::InvalidPlan`]). Nothing is launched then.
 #[allow(clippy::too_many_arguments)]
 pub fn launch_scatter_nd(
     client: &Client,
@@ -306,7 +307,8 @@ pub fn launch_scatter_nd(
             ElemType::Int(_) | ElemType::UInt(_) | ElemType::Float(_) => {
                 compute_elem(data_elem, op)
             }
-            elem => return Err(KernelError::NotAnInteger { elem }),
+            // A reduction needs numbers: bools have no sum or minimum.
+            elem => return Err(KernelError::UnsupportedType { elem, role: "data" }),
         },
     };
     let op = match (reduction, strategy) {
@@ -318,7 +320,7 @@ pub fn launch_scatter_nd(
             Some(op)
         }
         (reduction, strategy) => {
-            return Err(KernelError::ShapeMismatch {
+            return Err(KernelError::InvalidPlan {
                 detail: format!("strategy {strategy:?} cannot apply {reduction:?} to {data_elem}"),
             });
         }

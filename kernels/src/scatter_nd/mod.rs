@@ -6,16 +6,24 @@
 //! the index tuples address, resolved exactly as the scatter resolves them (zeros for skipped
 //! tuples).
 //!
-//! Three strategies, picked by [`launch_scatter_nd`] from the reduction and what the runtime
-//! offers:
+//! Three strategies ([`ScatterStrategy`]), chosen by [`scatter_strategy`] from the reduction,
+//! the dtype and what the runtime offers, and passed to [`launch_scatter_nd`]:
 //!
-//! - **Assign**: one unit per update element stores it. Duplicate tuples race, and each element
-//!   ends up equal to one of its candidates, as DirectML specifies.
-//! - **Atomic**: one unit per update element applies it with a native atomic (`Add` on
-//!   integers everywhere, `Min`/`Max` and float `Add` where the runtime reports them).
+//! - **Store** (for `Assign`): one unit per update element stores it. Duplicate tuples race,
+//!   and each element ends up equal to one of its candidates, as DirectML specifies.
+//! - **Atomic**: one unit per update element applies it with a native atomic: `Add` on
+//!   integers (computed in the unsigned type of their width, so it wraps), integer `Min`/`Max`,
+//!   and float `Add` where the runtime reports them. Never float `Min`/`Max`, whose native
+//!   atomics follow the hardware's NaN and signed-zero rules.
 //! - **Lists**: any reduction on any dtype with nothing but a 32-bit atomic exchange. Each update
 //!   row pushes itself onto a linked list per target slice; then the unit of each list's head
 //!   walks the list and writes the reduced value once. No update is lost and nothing spins.
+//!   `Min`/`Max` choose on raw bits, so a compiler cannot substitute a `min` instruction.
+//!
+//! A skipped row is marked `u32::MAX`, which no target can equal: the launcher refuses outputs
+//! of `u32::MAX` or more target slices. A list head is read without atomics in the reduce
+//! kernel because the link kernel that wrote it has finished: kernels on one stream run in
+//! order.
 
 mod kernel;
 mod launch;
