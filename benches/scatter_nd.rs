@@ -6,11 +6,9 @@
 //!   `scatter_nd(.., IndexingUpdateOp::Assign)`;
 //! - `add`: every target row hit 16 times on average, `Reduction::Add` against Burn's
 //!   `IndexingUpdateOp::Add` (which loses updates on duplicates: it is not atomic);
-//! - `add_i32`: the same on i32 data, where WGSL has an atomic add, with the strategy the
-//!   process runs: the default (atomics where the runtime has them), or the list kernels under
-//!   `BURN_DML_OPS_SCATTER_STRATEGY=lists`, which the crate reads once per process. To choose
-//!   between the two, run `cargo bench --bench scatter_nd -- add_i32` with and without it; the
-//!   group's name says which ran;
+//! - `add_i32`: the same on i32 data, where WGSL has an atomic add: the kernel crate's
+//!   launcher with each strategy as an argument (`lists`, `atomic`; in place on one buffer, so
+//!   no copy), to choose between them, and Burn's `IndexingUpdateOp::Add``;
 //! - `copy`: `x.add_scalar(1.0)`, an elementwise pass over the input, the memory-bound floor
 //!   (both scatters copy their input first, since the benchmark keeps it alive).
 //!
@@ -19,18 +17,55 @@
 
 mod common;
 
+use burn::backend::DispatchDevice;
+use burn::backend::ops::IntTensorOps;
 use burn::tensor::{Device, IndexingUpdateOp, Int, Tensor, TensorData};
+use burn_cubecl::CubeBackend;
+use burn_cubecl::tensor::CubeTensor;
 use burn_dml_ops::prelude::*;
+use burn_dml_ops_kernels::scatter_nd::{
+    OutOfRange, ReduceOp, ScatterNdLayout, ScatterReduction, ScatterStrategy, launch_scatter_nd,
+};
 use criterion::{BenchmarkId, Criterion};
+use cubecl::ir::{ElemType, IntKind};
 
-/// The group name of the i32 `Add` measurement: which strategy this process runs.
-fn add_i32_group() -> &'static str {
-    match std::env::var("BURN_DML_OPS_SCATTER_STRATEGY").as_deref() {
-        Ok("lists") => "scatter_nd_add_i32_lists",
-        _ => "scatter_nd_add_i32_default",
-    }
-}
 const ROW: usize = 16;
+
+/// `tensor`'s data as a tensor of the Cube backend under `device`, for the kernel launcher.
+fn cube_tensor(tensor: &Tensor<2, Int>, device: &Device) -> CubeTensor {
+    let DispatchDevice::Cube(cube) = device.as_dispatch().clone() else {
+        panic!("the scatter benchmark's kernel rows need a Cube device, not {device:?}");
+    };
+    CubeBackend::int_from_data(tensor.to_data(), &cube)
+}
+
+/// Scatter-adds the i32 `updates` rows into `output` in place, through `strategy`.
+fn add_i32(
+    output: &CubeTensor,
+    indices: &CubeTensor,
+    updates: &CubeTensor,
+    strategy: ScatterStrategy,
+) {
+    let i32_elem = ElemType::Int(IntKind::I32);
+    let [targets, row] = [output.meta.shape()[0], output.meta.shape()[1]];
+    launch_scatter_nd(
+        &output.client,
+        output.handle.clone(),
+        i32_elem,
+        indices.handle.clone(),
+        i32_elem,
+        updates.handle.clone(),
+        ScatterNdLayout {
+            dims: &[targets],
+            rows: updates.meta.shape()[0],
+            slice: row,
+        },
+        ScatterReduction::Reduce(ReduceOp::Add),
+        OutOfRange::Skip,
+        strategy,
+    )
+    .expect("a valid launch");
+}
 
 /// Index tuples `[rows, 1]`: a shuffle of `0..rows` when `unique`, else `rows / 16` targets
 /// each hit about 16 times.
@@ -59,7 +94,7 @@ fn main() {
             ["scatter_nd", "burn_scatter_nd", "copy"],
         ),
         ("scatter_nd_add", ["scatter_nd", "burn_scatter_nd", "copy"]),
-        (add_i32_group(), ["scatter_nd", "burn_scatter_nd", "copy"]),
+        ("scatter_nd_add_i32", ["lists", "atomic", "burn_scatter_nd"]),
     ] {
         let mut group = criterion.benchmark_group(group_name);
         common::configure(&mut group);
@@ -81,7 +116,7 @@ fn main() {
                 let (idx, x, updates, xi, updates_i) = (&idx, &x, &updates, &xi, &updates_i);
                 group.bench_function(id, |b| {
                     b.iter_custom(|iters| match (group_name, name) {
-                        (group, "burn_scatter_nd") if group == add_i32_group() => {
+                        ("scatter_nd_add_i32", "burn_scatter_nd") => {
                             common::time(&device, iters, || {
                                 xi.clone().scatter_nd(
                                     idx.clone(),
@@ -90,19 +125,17 @@ fn main() {
                                 )
                             })
                         }
-                        (group, "scatter_nd") if group == add_i32_group() => {
-                            let options = ScatterNdOptions {
-                                reduction: Reduction::Add,
-                                ..Default::default()
+                        ("scatter_nd_add_i32", strategy) => {
+                            let strategy = match strategy {
+                                "lists" => ScatterStrategy::Lists,
+                                _ => ScatterStrategy::Atomic,
                             };
+                            let output = cube_tensor(xi, &device);
+                            let (indices, updates) =
+                                (cube_tensor(idx, &device), cube_tensor(updates_i, &device));
                             common::time(&device, iters, || {
-                                xi.clone()
-                                    .try_scatter_nd(idx.clone(), updates_i.clone(), options.clone())
-                                    .unwrap()
+                                add_i32(&output, &indices, &updates, strategy)
                             })
-                        }
-                        (group, "copy") if group == add_i32_group() => {
-                            common::time(&device, iters, || xi.clone().add_scalar(1))
                         }
                         (_, "copy") => common::time(&device, iters, || x.clone().add_scalar(1.0)),
                         (group, "burn_scatter_nd") => {

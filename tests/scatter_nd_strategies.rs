@@ -1,11 +1,7 @@
-//! ScatterND reductions through Burn with the list kernels forced by the documented tuning
-//! variable, on wgpu, against Flex.
-//!
-//! The default uses native atomics where the runtime has them (on WGSL, `Add` on i32 and u32;
-//! `tests/scatter_nd.rs` runs it) and the list kernels otherwise;
-//! `BURN_DML_OPS_SCATTER_STRATEGY=lists` forces the lists everywhere. The crate reads the
-//! variable once per process, so this file (its own process) sets it before anything launches;
-//! the kernel crate's `tests/scatter_nd.rs` runs each strategy directly, as a launch argument.
+//! ScatterND integer reductions under heavy contention through Burn on wgpu, against Flex: the
+//! strategy `scatter_strategy` picks for each (native atomics where the runtime has them, on
+//! WGSL `Add` on i32 and u32; the list kernels otherwise). The kernel crate's
+//! `tests/scatter_nd.rs` runs each strategy as a launch argument.
 
 mod common;
 
@@ -46,7 +42,7 @@ fn run(
 }
 
 #[test]
-fn the_forced_lists_match_flex() {
+fn contended_reductions_match_flex() {
     let rows = 3000usize;
     // Heavy duplication on 8 rows, plus out-of-range rows (-9, 8) that must be skipped.
     let indices: Vec<i64> = (0..rows as i64).map(|r| (r * 13) % 10 - 9).collect();
@@ -62,22 +58,17 @@ fn the_forced_lists_match_flex() {
             _ => i,
         })
         .collect();
-    // SAFETY: the only test of this process, and nothing runs on another thread yet.
-    unsafe { std::env::set_var("BURN_DML_OPS_SCATTER_STRATEGY", "lists") };
     let (flex, wgpu) = (flex(), wgpu());
-    {
-        let strategy = "lists";
-        for dtype in [DType::I32, DType::U32, DType::I64] {
-            for reduction in [Reduction::Add, Reduction::Min, Reduction::Max] {
-                for index_set in [(&indices[..], DType::I32), (&wide[..], DType::I64)] {
-                    let expected = run(&flex, dtype, index_set, &updates, reduction);
-                    let actual = run(&wgpu, dtype, index_set, &updates, reduction);
-                    assert_eq!(
-                        actual, expected,
-                        "{strategy} {dtype:?} {reduction:?} {:?} indices",
-                        index_set.1
-                    );
-                }
+    for dtype in [DType::I32, DType::U32, DType::I64] {
+        for reduction in [Reduction::Add, Reduction::Min, Reduction::Max] {
+            for index_set in [(&indices[..], DType::I32), (&wide[..], DType::I64)] {
+                let expected = run(&flex, dtype, index_set, &updates, reduction);
+                let actual = run(&wgpu, dtype, index_set, &updates, reduction);
+                assert_eq!(
+                    actual, expected,
+                    "{dtype:?} {reduction:?} {:?} indices",
+                    index_set.1
+                );
             }
         }
     }

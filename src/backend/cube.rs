@@ -1,8 +1,6 @@
 //! `CubeBackend` (wgpu, Vulkan, CUDA): every operator launches a CubeCL kernel of the
 //! `burn-dml-ops-kernels` crate on the tensor's stream. Nothing here reads back to the host.
 
-use std::sync::OnceLock;
-
 use burn::backend::TensorMetadata;
 use burn::backend::cubecl::dtype_to_elem_type;
 use burn::backend::tensor::{BoolTensor, FloatTensor, IntTensor};
@@ -13,12 +11,10 @@ use burn_cubecl::tensor::CubeTensor;
 use burn_cubecl::{CubeBackend, CubeDevice};
 use burn_dml_ops_kernels::bit_count::{BitCountPath, launch_bit_count};
 use burn_dml_ops_kernels::copy::launch_copy;
-use burn_dml_ops_kernels::nonzero::{
-    CompactionPlan, CubeScan, NonZeroPredicate, launch_nonzero_coordinates,
-};
+use burn_dml_ops_kernels::nonzero::{CompactionPlan, NonZeroPredicate, launch_nonzero_coordinates};
 use burn_dml_ops_kernels::scatter_nd::{
-    OutOfRange, ReduceOp, ScatterNdLayout, ScatterReduction, ScatterStrategy, launch_gather_nd,
-    launch_scatter_nd, scatter_strategy,
+    OutOfRange, ReduceOp, ScatterNdLayout, ScatterReduction, launch_gather_nd, launch_scatter_nd,
+    scatter_strategy,
 };
 use burn_dml_ops_kernels::{InputView, KernelError, StorageWidth};
 use cubecl::ir::ElemType;
@@ -232,74 +228,10 @@ fn nonzero_coordinates(
         coordinates.handle.clone(),
         int_elem(out_dtype),
         fill,
-        compaction_plan(&input.client),
+        CompactionPlan::for_client(&input.client),
     )
     .unwrap_or_else(|err| launch_failed("NonZeroCoordinates", &input.device, err));
     (count, coordinates)
-}
-
-/// Environment variable that picks NonZeroCoordinates' cube-wide scan (and with it the write
-/// kernel): `planes` or `shared` override [`CubeScan::for_client`], to measure one against the
-/// other. `planes` on a runtime without plane operations fails when the kernel compiles.
-const SCAN_VARIABLE: &str = "BURN_DML_OPS_NONZERO_SCAN";
-
-/// Environment variable that makes ScatterND reductions use the list kernels even where the
-/// runtime has the atomic operation (`lists`), to measure one strategy against the other.
-const STRATEGY_VARIABLE: &str = "BURN_DML_OPS_SCATTER_STRATEGY";
-
-/// The overrides a deployed binary can be tuned with, read from the environment once per
-/// process (the first launch that needs them); a value the crate does not know is reported
-/// once on stderr and ignored. The kernel crate takes the same choices as launch arguments,
-/// which is how its tests run each path.
-struct Tuning {
-    /// The scan `SCAN_VARIABLE` names, if any.
-    scan: Option<CubeScan>,
-    /// Whether `STRATEGY_VARIABLE` asks for the list kernels.
-    lists: bool,
-}
-
-fn tuning() -> &'static Tuning {
-    static TUNING: OnceLock<Tuning> = OnceLock::new();
-    TUNING.get_or_init(|| {
-        let read = |name: &str, known: &[&str]| {
-            let value = std::env::var(name).ok()?;
-            if known.contains(&value.as_str()) {
-                Some(value)
-            } else {
-                eprintln!("burn-dml-ops: ignoring {name}={value:?}; expected one of {known:?}");
-                None
-            }
-        };
-        Tuning {
-            scan: read(SCAN_VARIABLE, &["planes", "shared"]).map(|scan| match scan.as_str() {
-                "planes" => CubeScan::Planes,
-                _ => CubeScan::Shared,
-            }),
-            lists: read(STRATEGY_VARIABLE, &["lists"]).is_some(),
-        }
-    })
-}
-
-/// The compaction plan for NonZeroCoordinates on `client`: [`CompactionPlan::for_client`],
-/// unless [`SCAN_VARIABLE`] named a scan.
-fn compaction_plan(client: &cubecl::prelude::Client) -> CompactionPlan {
-    match tuning().scan {
-        Some(scan) => CompactionPlan::new(scan),
-        None => CompactionPlan::for_client(client),
-    }
-}
-
-/// The strategy for `reduction` on `data`: [`scatter_strategy`]'s choice, or the lists when
-/// [`STRATEGY_VARIABLE`] asked for them (they apply every reduction on every dtype).
-fn pick_strategy(
-    client: &cubecl::prelude::Client,
-    data: ElemType,
-    reduction: ScatterReduction,
-) -> ScatterStrategy {
-    match scatter_strategy(client, data, reduction) {
-        ScatterStrategy::Atomic if tuning().lists => ScatterStrategy::Lists,
-        strategy => strategy,
-    }
 }
 
 fn scatter_nd(
@@ -338,7 +270,7 @@ fn scatter_nd(
         Reduction::Max => ScatterReduction::Reduce(ReduceOp::Max),
     };
     let data_elem = dtype_to_elem_type(output.dtype);
-    let strategy = pick_strategy(&output.client, data_elem, reduction);
+    let strategy = scatter_strategy(&output.client, data_elem, reduction);
     launch_scatter_nd(
         &output.client,
         output.handle.clone(),
