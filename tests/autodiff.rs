@@ -405,15 +405,7 @@ fn gradient_case<const D: usize>(
         TensorData::new(tuples.clone(), [rows, k]),
         (device, index_dtype),
     );
-    let options = ScatterNdOptions {
-        reduction,
-        out_of_bounds: if clamp {
-            OutOfBounds::Clamp
-        } else {
-            OutOfBounds::Skip
-        },
-        ..Default::default()
-    };
+    let options = scatter_options(reduction, clamp);
     let output = input
         .clone()
         .try_scatter_nd(indices, updates.clone(), options)

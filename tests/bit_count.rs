@@ -461,19 +461,26 @@ fn check_random(device: &Device, shape: Vec<usize>, dtype: DType, out: IntDType,
     );
 }
 
+/// A random case: shape (ranks 1 to 8), input dtype, output dtype, bytes.
+fn case_strategy() -> impl Strategy<Value = (Vec<usize>, DType, IntDType, Vec<u8>)> {
+    (
+        shape_strategy(),
+        0usize..INT_DTYPES.len() + 4,
+        0usize..INT_DTYPES.len(),
+        prop::collection::vec(any::<u8>(), 0..(300 * 8)),
+    )
+        .prop_map(|(shape, dtype, out, bytes)| {
+            (shape, any_dtype(dtype), int_dtype(INT_DTYPES[out]), bytes)
+        })
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
-    /// Flex against the oracle on random shapes (ranks 1 to 8), dtypes, output dtypes and bits.
+    /// Flex against the oracle on random shapes, dtypes, output dtypes and bits.
     #[test]
-    fn flex_matches_the_oracle(
-        shape in shape_strategy(),
-        dtype_index in 0usize..INT_DTYPES.len() + 4,
-        out_index in 0usize..INT_DTYPES.len(),
-        bytes in prop::collection::vec(any::<u8>(), 0..(300 * 8)),
-    ) {
-        let out = int_dtype(INT_DTYPES[out_index]);
-        check_random(&flex(), shape, any_dtype(dtype_index), out, bytes);
+    fn flex_matches_the_oracle((shape, dtype, out, bytes) in case_strategy()) {
+        check_random(&flex(), shape, dtype, out, bytes);
     }
 }
 
@@ -482,14 +489,8 @@ proptest! {
 
     /// The kernels on wgpu against the same oracle: every dtype runs there.
     #[test]
-    fn wgpu_matches_the_oracle(
-        shape in shape_strategy(),
-        dtype_index in 0usize..INT_DTYPES.len() + 4,
-        out_index in 0usize..INT_DTYPES.len(),
-        bytes in prop::collection::vec(any::<u8>(), 0..(300 * 8)),
-    ) {
-        let out = int_dtype(INT_DTYPES[out_index]);
-        check_random(&wgpu(), shape, any_dtype(dtype_index), out, bytes);
+    fn wgpu_matches_the_oracle((shape, dtype, out, bytes) in case_strategy()) {
+        check_random(&wgpu(), shape, dtype, out, bytes);
     }
 }
 

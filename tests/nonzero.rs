@@ -479,8 +479,16 @@ fn check_random(
     }
 }
 
-fn density_strategy() -> impl Strategy<Value = f64> {
-    prop::sample::select(vec![0.0, 0.01, 0.1, 0.5, 0.9, 1.0])
+/// A random case: shape, density, seed, kind (f32, i32, bool), width pick, fill.
+fn case_strategy() -> impl Strategy<Value = (Vec<usize>, f64, u64, usize, usize, Option<i64>)> {
+    (
+        shape_strategy(),
+        prop::sample::select(vec![0.0, 0.01, 0.1, 0.5, 0.9, 1.0]),
+        any::<u64>(),
+        0usize..3,
+        0usize..8,
+        prop::option::of(-3i64..100),
+    )
 }
 
 proptest! {
@@ -488,15 +496,8 @@ proptest! {
 
     /// Flex (the reference bodies) against the independent oracle, fills included.
     #[test]
-    fn flex_matches_the_oracle(
-        shape in shape_strategy(),
-        density in density_strategy(),
-        seed in any::<u64>(),
-        kind in 0usize..3,
-        width_pick in 0usize..8,
-        fill in prop::option::of(-3i64..100),
-    ) {
-        check_random(&flex(), &shape, density, seed, kind, width_pick, fill);
+    fn flex_matches_the_oracle((shape, density, seed, kind, width, fill) in case_strategy()) {
+        check_random(&flex(), &shape, density, seed, kind, width, fill);
     }
 }
 
@@ -505,14 +506,7 @@ proptest! {
 
     /// The kernels on wgpu against the same oracle, fills included.
     #[test]
-    fn wgpu_matches_the_oracle(
-        shape in shape_strategy(),
-        density in density_strategy(),
-        seed in any::<u64>(),
-        kind in 0usize..3,
-        width_pick in 0usize..8,
-        fill in prop::option::of(-3i64..100),
-    ) {
-        check_random(&wgpu(), &shape, density, seed, kind, width_pick, fill);
+    fn wgpu_matches_the_oracle((shape, density, seed, kind, width, fill) in case_strategy()) {
+        check_random(&wgpu(), &shape, density, seed, kind, width, fill);
     }
 }

@@ -1013,39 +1013,75 @@ fn reduction_strategy() -> impl Strategy<Value = Reduction> {
     ])
 }
 
-/// The options of a random case.
-fn options(reduction: Reduction, clamp: bool) -> ScatterNdOptions {
-    ScatterNdOptions {
-        reduction,
-        out_of_bounds: if clamp {
-            OutOfBounds::Clamp
-        } else {
-            OutOfBounds::Skip
-        },
-        ..Default::default()
-    }
+/// A random case: shape (ranks 1 to 8), index tuple size pick, rows, seed, data and index
+/// dtypes, reduction, `Clamp` or `Skip`, and whether every row goes to one target.
+#[derive(Clone, Debug)]
+struct RandomCase {
+    shape: Vec<usize>,
+    k_pick: usize,
+    rows: usize,
+    seed: u64,
+    dtypes: (DType, DType),
+    reduction: Reduction,
+    clamp: bool,
+    one_target: bool,
+}
+
+fn case_strategy() -> impl Strategy<Value = RandomCase> {
+    (
+        prop::collection::vec(1usize..=4, 1..=8),
+        0usize..8,
+        0usize..48,
+        any::<u64>(),
+        prop::sample::select(vec![DType::F32, DType::I32, DType::I64]),
+        prop::sample::select(vec![DType::I32, DType::I64, DType::U32]),
+        reduction_strategy(),
+        any::<bool>(),
+        prop::bool::weighted(0.25),
+    )
+        .prop_map(
+            |(shape, k_pick, rows, seed, dtype, index_dtype, reduction, clamp, one_target)| {
+                RandomCase {
+                    shape,
+                    k_pick,
+                    rows,
+                    seed,
+                    dtypes: (dtype, index_dtype),
+                    reduction,
+                    clamp,
+                    one_target,
+                }
+            },
+        )
+}
+
+/// Runs `case` on `devices` against the oracle.
+fn check_random(devices: &[Device], case: RandomCase) {
+    let k = 1 + case.k_pick % case.shape.len();
+    let options = scatter_options(case.reduction, case.clamp);
+    with_rank!(
+        case.shape.len(),
+        prop_case(
+            devices,
+            case.shape.clone(),
+            k,
+            case.rows,
+            case.seed,
+            case.dtypes,
+            options,
+            case.one_target
+        )
+    );
 }
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
-    /// Flex against the oracle on random shapes (ranks 1 to 8), index tuple sizes, row counts
-    /// (duplicates, every row on one target, out-of-range tuples), reductions and policies.
+    /// Flex against the oracle on random shapes, index tuple sizes, row counts (duplicates,
+    /// every row on one target, out-of-range tuples), reductions and policies.
     #[test]
-    fn flex_random_cases_match_the_oracle(
-        shape in prop::collection::vec(1usize..=4, 1..=8),
-        k_pick in 0usize..8,
-        rows in 0usize..48,
-        seed in any::<u64>(),
-        dtype in prop::sample::select(vec![DType::F32, DType::I32, DType::I64]),
-        index_dtype in prop::sample::select(vec![DType::I32, DType::I64, DType::U32]),
-        reduction in reduction_strategy(),
-        clamp in any::<bool>(),
-        one_target in prop::bool::weighted(0.25),
-    ) {
-        let k = 1 + k_pick % shape.len();
-        with_rank!(shape.len(), prop_case(&[flex()], shape.clone(), k, rows, seed,
-            (dtype, index_dtype), options(reduction, clamp), one_target));
+    fn flex_random_cases_match_the_oracle(case in case_strategy()) {
+        check_random(&[flex()], case);
     }
 }
 
@@ -1054,20 +1090,8 @@ proptest! {
 
     /// The kernels on wgpu against the same oracle.
     #[test]
-    fn wgpu_random_cases_match_the_oracle(
-        shape in prop::collection::vec(1usize..=4, 1..=8),
-        k_pick in 0usize..8,
-        rows in 0usize..48,
-        seed in any::<u64>(),
-        dtype in prop::sample::select(vec![DType::F32, DType::I32, DType::I64]),
-        index_dtype in prop::sample::select(vec![DType::I32, DType::I64, DType::U32]),
-        reduction in reduction_strategy(),
-        clamp in any::<bool>(),
-        one_target in prop::bool::weighted(0.25),
-    ) {
-        let k = 1 + k_pick % shape.len();
-        with_rank!(shape.len(), prop_case(&[wgpu()], shape.clone(), k, rows, seed,
-            (dtype, index_dtype), options(reduction, clamp), one_target));
+    fn wgpu_random_cases_match_the_oracle(case in case_strategy()) {
+        check_random(&[wgpu()], case);
     }
 }
 

@@ -179,3 +179,20 @@ pub fn with_density(len: usize, density: f64, seed: u64) -> Vec<f32> {
         })
         .collect()
 }
+
+/// ScatterND options with `reduction`, and `Clamp` or `Skip` for out-of-range tuples.
+pub fn scatter_options(
+    reduction: burn_dml_ops::Reduction,
+    clamp: bool,
+) -> burn_dml_ops::ScatterNdOptions {
+    use burn_dml_ops::OutOfBounds;
+    burn_dml_ops::ScatterNdOptions {
+        reduction,
+        out_of_bounds: if clamp {
+            OutOfBounds::Clamp
+        } else {
+            OutOfBounds::Skip
+        },
+        ..Default::default()
+    }
+}
