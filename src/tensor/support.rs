@@ -151,7 +151,7 @@ pub(crate) fn check_index_dtype(
 }
 
 /// Checks that `device` can run a kernel that reads `input`'s raw bits (as the unsigned integer
-/// of the same width) and writes `output`: the dtype rule of BitCount and NonZeroCoordinates.
+/// of the same width) and writes `output`: the dtype rule of NonZeroCoordinates.
 pub(crate) fn check_raw_bits_io(
     operator: &'static str,
     device: &Device,
