@@ -7,7 +7,9 @@
 //! - a transposed `i32` view (`[n / 256, 256]` transposed): `bit_count` reads it where it lies;
 //!   `copy` is Burn's elementwise pass over the same view;
 //! - contiguous `f16` (the word-wise kernel on WGSL, which binds no 16-bit integers):
-//!   `bit_count` against `copy`, `x.add_scalar(1.0)` in f16.
+//!   `bit_count` against `copy`, `x.add_scalar(1.0)` in f16;
+//! - contiguous `i32` through the kernel crate's launcher with each [`BitCountPath`]: one and
+//!   four vectors per unit, and the word-wise kernel, to choose between them per runtime.
 //!
 //! Each measurement queues `QUEUED` calls between two syncs, each on its own input (one sync
 //! costs about 0.2 ms on wgpu, and Fusion merges identical elementwise work on one input), and
@@ -17,9 +19,13 @@
 mod common;
 
 use burn::tensor::{DType, Device, Float, Int, Tensor, TensorData};
+use burn_cubecl::tensor::CubeTensor;
 use burn_dml_ops::prelude::*;
+use burn_dml_ops_kernels::bit_count::{BitCountPath, launch_bit_count};
+use burn_dml_ops_kernels::{InputView, StorageWidth};
 use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, BenchmarkId, Criterion};
+use cubecl::ir::{ElemType, IntKind};
 
 /// Calls queued between two syncs, each on its own input.
 const QUEUED: usize = 8;
@@ -44,6 +50,34 @@ fn values(len: usize, seed: u32) -> Vec<i32> {
         .collect()
 }
 
+/// The launcher's paths compared in the last table, with their names.
+const PATHS: [(&str, BitCountPath); 3] = [
+    (
+        "1 vector",
+        BitCountPath::Elements {
+            vectors_per_unit: 1,
+        },
+    ),
+    (
+        "4 vectors",
+        BitCountPath::Elements {
+            vectors_per_unit: 4,
+        },
+    ),
+    ("words", BitCountPath::Words),
+];
+
+/// The i32 counts of the contiguous i32 `input` through the kernel crate's launcher on `path`;
+/// the output is returned to live until the sync.
+fn launch(input: &CubeTensor, path: BitCountPath) -> cubecl::server::Handle {
+    let len = input.meta.shape()[0];
+    let output = input.client.empty(len * 4);
+    let view = InputView::contiguous(input.handle.clone(), StorageWidth::W32, len);
+    let i32_elem = ElemType::Int(IntKind::I32);
+    launch_bit_count(&input.client, &view, output.clone(), i32_elem, path).expect("a valid launch");
+    output
+}
+
 /// Benchmarks `op` over `inputs`, `QUEUED` calls per sync.
 fn bench<I, T>(
     group: &mut BenchmarkGroup<'_, WallTime>,
@@ -64,6 +98,7 @@ fn main() {
     let mut contiguous_rows = Vec::new();
     let mut transposed_rows = Vec::new();
     let mut half_rows = Vec::new();
+    let mut path_rows = Vec::new();
     for log2 in common::sizes("BIT_COUNT_BENCH_SIZES", &[16, 20, 24]) {
         let len = 1usize << log2;
         let parameter = format!("2^{log2}");
@@ -119,7 +154,18 @@ fn main() {
             x.clone().add_scalar(1.0)
         });
         group.finish();
-        half_rows.push((parameter, vec![6.0 * len as f64, 4.0 * len as f64]));
+        half_rows.push((parameter.clone(), vec![6.0 * len as f64, 4.0 * len as f64]));
+
+        let cubes: Vec<CubeTensor> = ints.iter().map(|x| common::cube_int(x, &device)).collect();
+        let mut group = criterion.benchmark_group("bit_count_paths");
+        common::configure(&mut group);
+        for (name, path) in PATHS {
+            bench(&mut group, &device, name, &parameter, &cubes, |x| {
+                launch(x, path)
+            });
+        }
+        group.finish();
+        path_rows.push((parameter, vec![8.0 * len as f64; PATHS.len()]));
     }
     criterion.final_summary();
     common::print_throughput(
@@ -139,5 +185,11 @@ fn main() {
         "bit_count_f16",
         &["bit_count", "copy"],
         &half_rows,
+    );
+    common::print_throughput(
+        "BitCount of i32 through the launcher on each path (ratios to one vector per unit)",
+        "bit_count_paths",
+        &PATHS.map(|(name, _)| name),
+        &path_rows,
     );
 }

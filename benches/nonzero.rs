@@ -12,14 +12,28 @@
 //! GB/s (nonzero: the input's bytes plus the rows it writes; copy: input plus output) and the
 //! ratios.
 //!
+//! A second table times the kernel crate's launcher with each [`CompactionPlan`] of
+//! `NONZERO_BENCH_PLANS` (`units x vectors per unit`, comma-separated; the crate's own plan
+//! when unset), on the same inputs and into i32 coordinates, to tune the plan per runtime.
+//!
 //! `cargo bench --bench nonzero` measures 2^16, 2^20 and 2^24 elements (lavapipe's table);
-//! `NONZERO_BENCH_SIZES=20,24,26,28` picks the sizes (log2) on a GPU.
+//! `NONZERO_BENCH_SIZES=20,24,26,28` picks the sizes (log2) on a GPU, and for example
+//! `NONZERO_BENCH_PLANS=256x16,256x8,512x8` the plans.
 
 mod common;
 
 use burn::tensor::{Device, Float, Tensor, TensorData};
+use burn_cubecl::tensor::CubeTensor;
 use burn_dml_ops::prelude::*;
+use burn_dml_ops_kernels::StorageWidth;
+use burn_dml_ops_kernels::nonzero::{
+    CompactionPlan, CubeScan, NonZeroPredicate, launch_nonzero_coordinates, nonzero_scan_tiles,
+    nonzero_tile_counts, nonzero_write_coordinates,
+};
 use criterion::{BenchmarkId, Criterion};
+use cubecl::ir::{ElemType, IntKind, UIntKind};
+use cubecl::prelude::*;
+use cubecl::server::Handle;
 
 const GROUP: &str = "nonzero";
 const NAMES: [&str; 3] = ["nonzero", "copy", "argwhere"];
@@ -42,12 +56,206 @@ fn input(len: usize, density: f64, seed: u64, device: &Device) -> Tensor<1, Floa
     Tensor::from_data(TensorData::new(values, [len]), device)
 }
 
+/// The plans of `NONZERO_BENCH_PLANS` (`256x16,512x8`: units per cube x vectors per unit) with
+/// `scan`, else the crate's plan; each with its name in the table.
+fn plans(scan: CubeScan) -> Vec<(String, CompactionPlan)> {
+    let crate_plan = CompactionPlan::new(scan);
+    let Ok(list) = std::env::var("NONZERO_BENCH_PLANS") else {
+        let name = format!("plan {}x{}", crate_plan.cube_size, crate_plan.per_unit);
+        return vec![(name, crate_plan)];
+    };
+    list.split(',')
+        .map(|item| {
+            let parsed = item
+                .trim()
+                .split_once('x')
+                .and_then(|(units, per_unit)| Some((units.parse().ok()?, per_unit.parse().ok()?)));
+            let (cube_size, per_unit) = parsed.unwrap_or_else(|| {
+                panic!("NONZERO_BENCH_PLANS: plans like 256x16,512x8; got {list:?}")
+            });
+            let plan = CompactionPlan {
+                cube_size,
+                per_unit,
+                ..crate_plan
+            };
+            (format!("plan {cube_size}x{per_unit}"), plan)
+        })
+        .collect()
+}
+
+/// The padded i32 coordinates of the non-zero elements of the 1-D f32 `input`, through the
+/// kernel crate's launcher with `plan`; the outputs are returned to live until the sync.
+fn launch(input: &CubeTensor, plan: CompactionPlan) -> [cubecl::server::Handle; 2] {
+    let client = &input.client;
+    let len = input.meta.shape()[0];
+    let count = client.empty(4);
+    let coordinates = client.empty(len * 4);
+    launch_nonzero_coordinates(
+        client,
+        input.handle.clone(),
+        StorageWidth::W32,
+        NonZeroPredicate::AnyBitButSign,
+        len,
+        &[len],
+        count.clone(),
+        coordinates.clone(),
+        ElemType::Int(IntKind::I32),
+        None,
+        plan,
+    )
+    .expect("a valid launch");
+    [count, coordinates]
+}
+
+/// The compaction's three launches on one input, with their scratch buffers, to time them one
+/// at a time (`NONZERO_BENCH_STAGES=1`): the geometry repeats the launcher's for i32
+/// coordinates of a 1-D f32 input and the crate's plan.
+struct Stages {
+    client: cubecl::client::Client,
+    input: Handle,
+    len: usize,
+    lanes: usize,
+    tiles: usize,
+    words: usize,
+    mask_len: usize,
+    tile_counts: Handle,
+    tile_offsets: Handle,
+    mask: Handle,
+    count: Handle,
+    coordinates: Handle,
+    plan: CompactionPlan,
+}
+
+impl Stages {
+    fn new(input: &CubeTensor) -> Self {
+        let client = input.client.clone();
+        let len = input.meta.shape()[0];
+        let plan = CompactionPlan::for_client(&client);
+        let mut lanes = client
+            .io_optimized_vector_sizes(4)
+            .max()
+            .unwrap_or(1)
+            .min(32);
+        while lanes > 1 && !len.is_multiple_of(lanes) {
+            lanes /= 2;
+        }
+        let tiles = (len / lanes).div_ceil(plan.tile_vectors());
+        let words = plan.per_unit.div_ceil(32 / lanes);
+        let mask_len = tiles * words * plan.cube_size;
+        Self {
+            input: input.handle.clone(),
+            tile_counts: client.empty(tiles * 4),
+            tile_offsets: client.empty((tiles + 1) * 4),
+            mask: client.empty(mask_len * 4),
+            count: client.empty(4),
+            coordinates: client.empty(len * 4),
+            client,
+            len,
+            lanes,
+            tiles,
+            words,
+            mask_len,
+            plan,
+        }
+    }
+
+    fn cube_dim(&self) -> CubeDim {
+        CubeDim::new_1d(self.plan.cube_size as u32)
+    }
+
+    fn tile_cubes(&self) -> CubeCount {
+        CubeCount::new_1d(self.tiles as u32)
+    }
+
+    /// Step 1: the tile counts and the mask.
+    fn count(&self) {
+        let planes = self.plan.scan == CubeScan::Planes;
+        // SAFETY: the launcher's geometry; see `launch_nonzero_coordinates`.
+        unsafe {
+            nonzero_tile_counts::launch_unchecked(
+                &self.client,
+                self.tile_cubes(),
+                self.cube_dim(),
+                AddressType::U32,
+                self.lanes,
+                BufferArg::from_raw_parts(self.input.clone(), self.len),
+                BufferArg::from_raw_parts(self.tile_counts.clone(), self.tiles),
+                BufferArg::from_raw_parts(self.mask.clone(), self.mask_len),
+                self.len / self.lanes,
+                self.tiles,
+                true,
+                self.plan.cube_size,
+                planes,
+                self.plan.per_unit,
+                self.words,
+                ElemType::UInt(UIntKind::U32),
+            );
+        }
+    }
+
+    /// Step 2: the tile offsets and the count.
+    fn scan(&self) {
+        let planes = self.plan.scan == CubeScan::Planes;
+        // SAFETY: the launcher's geometry; see `launch_nonzero_coordinates`.
+        unsafe {
+            nonzero_scan_tiles::launch_unchecked(
+                &self.client,
+                CubeCount::Static(1, 1, 1),
+                self.cube_dim(),
+                AddressType::U32,
+                BufferArg::from_raw_parts(self.tile_counts.clone(), self.tiles),
+                BufferArg::from_raw_parts(self.tile_offsets.clone(), self.tiles + 1),
+                BufferArg::from_raw_parts(self.count.clone(), 1),
+                self.tiles,
+                self.tiles.div_ceil(self.plan.cube_size),
+                self.plan.cube_size,
+                planes,
+                ElemType::Int(IntKind::I32),
+            );
+        }
+    }
+
+    /// Step 3: the coordinates, from the mask and the offsets.
+    fn write(&self) {
+        let planes = self.plan.scan == CubeScan::Planes;
+        let mut dims = SequenceArg::new();
+        dims.push(self.len as u32);
+        // SAFETY: the launcher's geometry; see `launch_nonzero_coordinates`.
+        unsafe {
+            nonzero_write_coordinates::launch_unchecked(
+                &self.client,
+                self.tile_cubes(),
+                self.cube_dim(),
+                AddressType::U32,
+                BufferArg::from_raw_parts(self.mask.clone(), self.mask_len),
+                BufferArg::from_raw_parts(self.tile_offsets.clone(), self.tiles + 1),
+                BufferArg::from_raw_parts(self.coordinates.clone(), self.len),
+                dims,
+                InputScalar::new(0i64, ElemType::Int(IntKind::I32)),
+                self.len / self.lanes,
+                self.tiles,
+                self.len,
+                self.lanes,
+                self.words,
+                false,
+                self.plan.cube_size,
+                self.plan.per_unit,
+                planes,
+                ElemType::Int(IntKind::I32),
+            );
+        }
+    }
+}
+
 fn main() {
     let device = Device::default();
     let mut criterion = Criterion::default().configure_from_args();
     let mut group = criterion.benchmark_group(GROUP);
     common::configure(&mut group);
     let mut rows = Vec::new();
+    let mut plan_rows = Vec::new();
+    let mut plan_names = Vec::new();
+    let mut stage_rows = Vec::new();
     for log2 in common::sizes("NONZERO_BENCH_SIZES", &[16, 20, 24]) {
         let len = 1usize << log2;
         for percent in [1u32, 10, 50] {
@@ -82,8 +290,41 @@ fn main() {
                     },
                 );
             }
+            let cubes: Vec<CubeTensor> = inputs
+                .iter()
+                .map(|x| common::cube_float(x, &device))
+                .collect();
+            let scan = CubeScan::for_client(&cubes[0].client);
+            let plans = plans(scan);
+            for (name, plan) in &plans {
+                group.bench_with_input(BenchmarkId::new(name, &parameter), &cubes, |b, xs| {
+                    b.iter_custom(|iters| {
+                        common::time_queued(&device, iters, xs, |x| launch(x, *plan))
+                    })
+                });
+            }
+            if std::env::var_os("NONZERO_BENCH_STAGES").is_some() {
+                let stages: Vec<Stages> = cubes.iter().map(Stages::new).collect();
+                for stage in &stages {
+                    stage.count();
+                    stage.scan();
+                }
+                for (name, run) in [
+                    ("stage count", Stages::count as fn(&Stages)),
+                    ("stage scan", Stages::scan),
+                    ("stage write", Stages::write),
+                ] {
+                    group.bench_with_input(BenchmarkId::new(name, &parameter), &stages, |b, xs| {
+                        b.iter_custom(|iters| common::time_queued(&device, iters, xs, run))
+                    });
+                }
+                stage_rows.push((parameter.clone(), vec![(len * 4) as f64, 0.0, 0.0]));
+            }
             let nonzero_bytes = (len * 4 + count * out_bytes) as f64;
             let copy_bytes = (len * 8) as f64;
+            let launcher_bytes = (len * 4 + count * 4) as f64;
+            plan_names = plans.into_iter().map(|(name, _)| name).collect();
+            plan_rows.push((parameter.clone(), vec![launcher_bytes; plan_names.len()]));
             rows.push((parameter, vec![nonzero_bytes, copy_bytes, 0.0]));
         }
     }
@@ -93,4 +334,19 @@ fn main() {
         "NonZeroCoordinates of f32 on {device:?}: time per call, {QUEUED} calls queued per sync"
     );
     common::print_throughput(&title, GROUP, &NAMES, &rows);
+    let plan_names: Vec<&str> = plan_names.iter().map(String::as_str).collect();
+    common::print_throughput(
+        "The kernel crate's launcher with each plan (i32 coordinates; ratios to the first plan)",
+        GROUP,
+        &plan_names,
+        &plan_rows,
+    );
+    if !stage_rows.is_empty() {
+        common::print_throughput(
+            "The launches one at a time (the crate's plan; GB/s: the input read by the count)",
+            GROUP,
+            &["stage count", "stage scan", "stage write"],
+            &stage_rows,
+        );
+    }
 }

@@ -17,10 +17,7 @@
 
 mod common;
 
-use burn::backend::DispatchDevice;
-use burn::backend::ops::IntTensorOps;
 use burn::tensor::{Device, IndexingUpdateOp, Int, Tensor, TensorData};
-use burn_cubecl::CubeBackend;
 use burn_cubecl::tensor::CubeTensor;
 use burn_dml_ops::prelude::*;
 use burn_dml_ops_kernels::scatter_nd::{
@@ -30,14 +27,6 @@ use criterion::{BenchmarkId, Criterion};
 use cubecl::ir::{ElemType, IntKind};
 
 const ROW: usize = 16;
-
-/// `tensor`'s data as a tensor of the Cube backend under `device`, for the kernel launcher.
-fn cube_tensor(tensor: &Tensor<2, Int>, device: &Device) -> CubeTensor {
-    let DispatchDevice::Cube(cube) = device.as_dispatch().clone() else {
-        panic!("the scatter benchmark's kernel rows need a Cube device, not {device:?}");
-    };
-    CubeBackend::int_from_data(tensor.to_data(), &cube)
-}
 
 /// Scatter-adds the i32 `updates` rows into `output` in place, through `strategy`.
 fn add_i32(
@@ -130,9 +119,11 @@ fn main() {
                                 "lists" => ScatterStrategy::Lists,
                                 _ => ScatterStrategy::Atomic,
                             };
-                            let output = cube_tensor(xi, &device);
-                            let (indices, updates) =
-                                (cube_tensor(idx, &device), cube_tensor(updates_i, &device));
+                            let output = common::cube_int(xi, &device);
+                            let (indices, updates) = (
+                                common::cube_int(idx, &device),
+                                common::cube_int(updates_i, &device),
+                            );
                             common::time(&device, iters, || {
                                 add_i32(&output, &indices, &updates, strategy)
                             })

@@ -4,7 +4,11 @@
 
 use std::time::{Duration, Instant};
 
-use burn::tensor::Device;
+use burn::backend::DispatchDevice;
+use burn::backend::ops::{FloatTensorOps, IntTensorOps};
+use burn::tensor::{Device, Float, Int, Tensor};
+use burn_cubecl::CubeBackend;
+use burn_cubecl::tensor::CubeTensor;
 use criterion::BenchmarkGroup;
 use criterion::measurement::WallTime;
 
@@ -30,6 +34,25 @@ pub fn sizes(var: &str, default: &[u32]) -> Vec<u32> {
             .collect(),
         Err(_) => default.to_vec(),
     }
+}
+
+/// The Cube backend behind `device`, for the rows that call the kernel crate's launchers.
+fn cube_device(device: &Device) -> burn_cubecl::CubeDevice {
+    let DispatchDevice::Cube(cube) = device.as_dispatch().clone() else {
+        panic!("the kernel-launcher rows need a Cube device, not {device:?}");
+    };
+    cube
+}
+
+/// A copy of `tensor`'s data as a tensor of the Cube backend under `device`, whose client and
+/// handle go to the kernel crate's launchers.
+pub fn cube_int<const D: usize>(tensor: &Tensor<D, Int>, device: &Device) -> CubeTensor {
+    CubeBackend::int_from_data(tensor.to_data(), &cube_device(device))
+}
+
+/// [`cube_int`] for a float tensor.
+pub fn cube_float<const D: usize>(tensor: &Tensor<D, Float>, device: &Device) -> CubeTensor {
+    CubeBackend::float_from_data(tensor.to_data(), &cube_device(device))
 }
 
 /// Runs `op` `iters` times, waiting for the device after each call. The output lives until

@@ -63,7 +63,8 @@ pub struct CompactionPlan {
     /// plane, which the kernels handle.
     pub cube_size: usize,
     /// Vectors each unit handles, from 1 to 64. More amortises the barriers of each tile; the
-    /// write kernels keep one 32-bit word per vector in registers.
+    /// count kernel holds that many vectors in registers, the write kernels one 32-bit word per
+    /// vector (and one per step besides, on sparse tiles with planes).
     pub per_unit: usize,
 }
 
@@ -71,8 +72,9 @@ impl CompactionPlan {
     /// The plan this crate uses with `scan`: cubes of 256 units, 16 vectors each (tiles of 4096
     /// vectors). On lavapipe (the shared scan) larger tiles amortise the barriers (2^24
     /// elements at 10%: 4 vectors per unit 94 ms, 8 65 ms, 16 53 ms, 32 49 ms); on a GPU a unit
-    /// then has 16 independent loads in flight in the count kernel, enough to cover the
-    /// memory's latency, while the write kernel holds only 16 words of mask in registers.
+    /// then has 16 independent loads in flight in the count kernel. On an H100 (WGSL), none of
+    /// 256 x 8, 512 x 8, 128 x 32 and 1024 x 4 (units x vectors) was more than 15% faster from
+    /// 2^24 to 2^28 elements, at 1% to 50% density.
     pub const fn new(scan: CubeScan) -> Self {
         Self {
             scan,

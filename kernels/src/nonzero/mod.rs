@@ -3,16 +3,18 @@
 //!
 //! The design is reduce-then-scan in three launches, laid out by a [`CompactionPlan`]:
 //!
-//! 1. [`nonzero_tile_counts`](fn@nonzero_tile_counts): each cube reads its tile once (rows of one vector per unit, so
-//!    reads are coalesced), counts its non-zero elements and leaves one bit per element in a
-//!    mask, 1/32 of an f32 input's bytes.
+//! 1. [`nonzero_tile_counts`](fn@nonzero_tile_counts): each cube reads its tile once (rows
+//!    of one vector per unit, so reads are coalesced; every load is issued before any is
+//!    tested), counts its non-zero elements and leaves one bit per element in a mask, 1/32 of
+//!    an f32 input's bytes.
 //! 2. [`nonzero_scan_tiles`](fn@nonzero_scan_tiles): one cube turns the tile counts into exclusive tile offsets and
 //!    writes the total into the `count` output.
 //! 3. [`nonzero_write_coordinates`](fn@nonzero_write_coordinates): the coordinates, from the mask (the input is not read
 //!    again), and the padding when a fill value is given, in one of two layouts:
-//!    - where the runtime has planes (GPUs): each plane scans rows of
-//!      neighbouring vectors with plane operations, so neighbouring units store to neighbouring
-//!      rows and each row of the plane is one contiguous range of the output;
+//!    - where the runtime has planes (GPUs): each plane walks its run of the tile in steps of
+//!      neighbouring vectors and scans them with plane operations, so neighbouring units store
+//!      to neighbouring rows and each step of the plane is one contiguous range of the output;
+//!      dense tiles take one vector per unit and step, sparse ones two (half the scans);
 //!    - elsewhere (lavapipe): each unit takes a run of consecutive vectors
 //!      and one cube scan per tile gives its first row, which suits CPU drivers, where barriers
 //!      cost more than scattered stores.
