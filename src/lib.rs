@@ -41,7 +41,7 @@ mod reference;
 mod tensor;
 
 pub use error::DmlOpsError;
-pub use ops::DmlOps;
+pub use ops::{DmlOps, OutOfRange};
 pub use tensor::{
     BitCountExt, NonZeroCoordinates, NonZeroExt, NonZeroOptions, OutOfBounds, Reduction,
     ScatterNdExt, ScatterNdOptions,

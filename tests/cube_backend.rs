@@ -89,7 +89,7 @@ fn unfused_nonzero_coordinates_with_fill() {
 #[test]
 fn unfused_gather_nd_slices_resolves_like_the_scatter() {
     use burn::backend::ops::FloatTensorOps;
-    use burn_dml_ops::OutOfBounds;
+    use burn_dml_ops::OutOfRange;
     let device = cube_device();
     let data: Vec<f32> = (0..12).map(|v| v as f32).collect();
     let tuples = |min: i64, max: i64| vec![2, -1, 3, -4, -5, 0, min, max];
@@ -105,18 +105,18 @@ fn unfused_gather_nd_slices_resolves_like_the_scatter() {
     ];
     for indices in cases {
         let index_dtype = indices.dtype();
-        for out_of_bounds in [OutOfBounds::Skip, OutOfBounds::Clamp] {
+        for out_of_range in [OutOfRange::Skip, OutOfRange::Clamp] {
             let input =
                 CubeBackend::float_from_data(TensorData::new(data.clone(), [4, 3]), &device);
             let indices = CubeBackend::int_from_data(indices.clone(), &device);
             let output = <CubeBackend as DmlOps>::float_gather_nd_slices(
                 input,
                 indices,
-                out_of_bounds,
+                out_of_range,
                 [8, 3].into(),
             );
             let got = read_sync(CubeBackend::float_into_data(output)).unwrap();
-            let clamp = out_of_bounds == OutOfBounds::Clamp;
+            let clamp = out_of_range == OutOfRange::Clamp;
             let rows: [Option<usize>; 8] = [
                 Some(2),
                 Some(3),
@@ -137,7 +137,7 @@ fn unfused_gather_nd_slices_resolves_like_the_scatter() {
             assert_eq!(
                 got.try_to_vec::<f32>().unwrap(),
                 expected,
-                "{index_dtype:?} {out_of_bounds:?}"
+                "{index_dtype:?} {out_of_range:?}"
             );
         }
     }

@@ -13,14 +13,15 @@ use burn_dml_ops_kernels::bit_count::{BitCountPath, launch_bit_count};
 use burn_dml_ops_kernels::copy::launch_copy;
 use burn_dml_ops_kernels::nonzero::{CompactionPlan, NonZeroPredicate, launch_nonzero_coordinates};
 use burn_dml_ops_kernels::scatter_nd::{
-    OutOfRange, ReduceOp, ScatterNdLayout, ScatterReduction, launch_gather_nd, launch_scatter_nd,
-    scatter_strategy,
+    OutOfRange as KernelOutOfRange, ReduceOp, ScatterNdLayout, ScatterReduction, launch_gather_nd,
+    launch_scatter_nd, scatter_strategy,
 };
 use burn_dml_ops_kernels::{InputView, KernelError, StorageWidth};
 use cubecl::ir::ElemType;
 use cubecl::zspace::metadata::Metadata;
 
-use crate::{DmlOps, OutOfBounds, Reduction};
+use crate::DmlOps;
+use crate::ops::{OutOfRange, Reduction};
 
 impl DmlOps for CubeBackend {
     fn int_bit_count(input: IntTensor<Self>, out_dtype: IntDType) -> IntTensor<Self> {
@@ -64,18 +65,18 @@ impl DmlOps for CubeBackend {
         indices: IntTensor<Self>,
         updates: FloatTensor<Self>,
         reduction: Reduction,
-        out_of_bounds: OutOfBounds,
+        out_of_range: OutOfRange,
     ) -> FloatTensor<Self> {
-        scatter_nd(input, indices, updates, reduction, out_of_bounds)
+        scatter_nd(input, indices, updates, reduction, out_of_range)
     }
 
     fn float_gather_nd_slices(
         input: FloatTensor<Self>,
         indices: IntTensor<Self>,
-        out_of_bounds: OutOfBounds,
+        out_of_range: OutOfRange,
         shape: Shape,
     ) -> FloatTensor<Self> {
-        gather_nd(input, indices, out_of_bounds, shape)
+        gather_nd(input, indices, out_of_range, shape)
     }
 
     fn int_scatter_nd(
@@ -83,9 +84,9 @@ impl DmlOps for CubeBackend {
         indices: IntTensor<Self>,
         updates: IntTensor<Self>,
         reduction: Reduction,
-        out_of_bounds: OutOfBounds,
+        out_of_range: OutOfRange,
     ) -> IntTensor<Self> {
-        scatter_nd(input, indices, updates, reduction, out_of_bounds)
+        scatter_nd(input, indices, updates, reduction, out_of_range)
     }
 
     fn bool_scatter_nd(
@@ -93,9 +94,9 @@ impl DmlOps for CubeBackend {
         indices: IntTensor<Self>,
         updates: BoolTensor<Self>,
         reduction: Reduction,
-        out_of_bounds: OutOfBounds,
+        out_of_range: OutOfRange,
     ) -> BoolTensor<Self> {
-        scatter_nd(input, indices, updates, reduction, out_of_bounds)
+        scatter_nd(input, indices, updates, reduction, out_of_range)
     }
 }
 
@@ -239,7 +240,7 @@ fn scatter_nd(
     indices: CubeTensor,
     updates: CubeTensor,
     reduction: Reduction,
-    out_of_bounds: OutOfBounds,
+    out_of_range: OutOfRange,
 ) -> CubeTensor {
     let input = into_contiguous(input);
     let indices = into_contiguous(indices);
@@ -280,7 +281,7 @@ fn scatter_nd(
         updates.handle.clone(),
         layout,
         reduction,
-        out_of_range(out_of_bounds),
+        kernel_out_of_range(out_of_range),
         strategy,
     )
     .unwrap_or_else(|err| launch_failed("ScatterND", &output.device, err));
@@ -298,18 +299,18 @@ fn scatter_layout<'a>(data: &'a Shape, indices: &Shape) -> ScatterNdLayout<'a> {
     }
 }
 
-/// The kernels' policy for an out-of-range tuple; `Error` was checked by the tensor layer.
-fn out_of_range(out_of_bounds: OutOfBounds) -> OutOfRange {
-    match out_of_bounds {
-        OutOfBounds::Clamp => OutOfRange::Clamp,
-        OutOfBounds::Skip | OutOfBounds::Error => OutOfRange::Skip,
+/// The kernels' policy for an out-of-range tuple.
+fn kernel_out_of_range(out_of_range: OutOfRange) -> KernelOutOfRange {
+    match out_of_range {
+        OutOfRange::Clamp => KernelOutOfRange::Clamp,
+        OutOfRange::Skip => KernelOutOfRange::Skip,
     }
 }
 
 fn gather_nd(
     input: CubeTensor,
     indices: CubeTensor,
-    out_of_bounds: OutOfBounds,
+    out_of_range: OutOfRange,
     shape: Shape,
 ) -> CubeTensor {
     let input = into_contiguous(input);
@@ -324,7 +325,7 @@ fn gather_nd(
         dtype_to_elem_type(indices.dtype),
         output.handle.clone(),
         scatter_layout(&input_shape, &indices.shape()),
-        out_of_range(out_of_bounds),
+        kernel_out_of_range(out_of_range),
     )
     .unwrap_or_else(|err| launch_failed("ScatterND (gradient)", &input.device, err));
     output

@@ -3,7 +3,7 @@
 use burn::tensor::{DType, TensorData};
 use half::{bf16, f16};
 
-use crate::tensor::{OutOfBounds, Reduction};
+use crate::ops::{OutOfRange, Reduction};
 
 /// The values of an Int tensor's data, exactly (signed and unsigned 64-bit values both fit).
 /// Read element by element: the only copy of the indices made is the returned one.
@@ -109,13 +109,13 @@ fn apply<T: Combine>(
 
 /// `input` with `updates` scattered at `indices` (`[..., k]`): the rows of `updates` (its
 /// elements in groups of `prod(input.shape[k..])`) go to the slices the index tuples address
-/// in the first `k` dimensions of `input`. `OutOfBounds::Error` behaves like `Skip` here.
+/// in the first `k` dimensions of `input`.
 pub(crate) fn scatter_nd(
     input: &TensorData,
     indices: &TensorData,
     updates: &TensorData,
     reduction: Reduction,
-    out_of_bounds: OutOfBounds,
+    out_of_range: OutOfRange,
 ) -> TensorData {
     let k = *indices.shape().last().expect("indices have a rank");
     let shape = input.shape();
@@ -124,7 +124,7 @@ pub(crate) fn scatter_nd(
     let targets = target_slices(
         &index_values(indices),
         dims,
-        out_of_bounds == OutOfBounds::Clamp,
+        out_of_range == OutOfRange::Clamp,
     );
     if reduction == Reduction::Assign {
         // Only bits move: works for every dtype, bool included.
@@ -167,7 +167,7 @@ pub(crate) fn scatter_nd(
 pub(crate) fn gather_nd(
     input: &TensorData,
     indices: &TensorData,
-    out_of_bounds: OutOfBounds,
+    out_of_range: OutOfRange,
     shape: &[usize],
 ) -> TensorData {
     let k = *indices.shape().last().expect("indices have a rank");
@@ -176,7 +176,7 @@ pub(crate) fn gather_nd(
     let targets = target_slices(
         &index_values(indices),
         dims,
-        out_of_bounds == OutOfBounds::Clamp,
+        out_of_range == OutOfRange::Clamp,
     );
     let source = input.as_bytes();
     let mut raw = vec![0u8; targets.len() * bytes];

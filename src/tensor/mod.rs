@@ -8,6 +8,4 @@ mod support;
 
 pub use bit_count::BitCountExt;
 pub use nonzero::{NonZeroCoordinates, NonZeroExt, NonZeroOptions};
-#[cfg(feature = "autodiff")]
-pub(crate) use scatter_nd::not_differentiable;
 pub use scatter_nd::{OutOfBounds, Reduction, ScatterNdExt, ScatterNdOptions};

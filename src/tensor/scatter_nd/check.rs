@@ -196,16 +196,6 @@ pub(super) fn check_in_range(
     Ok(())
 }
 
-/// The message for a tracked operand of a reduction without a gradient; the tensor extension
-/// trait returns the same rule as an error.
-pub(crate) fn not_differentiable(reduction: Reduction) -> String {
-    format!(
-        "the {reduction:?} reduction has no gradient here (only Assign and Add do), but an \
-         operand is tracked by autodiff; detach the input and updates (`.detach()`) or use \
-         Reduction::Add or Reduction::Assign"
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

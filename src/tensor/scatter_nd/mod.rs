@@ -9,8 +9,6 @@ use burn::tensor::{Bool, Float, Int, Tensor};
 
 pub use options::{OutOfBounds, Reduction, ScatterNdOptions};
 
-#[cfg(feature = "autodiff")]
-pub(crate) use self::check::not_differentiable;
 use self::check::{Operand, check, check_in_range};
 use crate::{DmlOps, DmlOpsError};
 
@@ -163,7 +161,7 @@ macro_rules! impl_scatter_nd {
                 {
                     return Err(DmlOpsError::InvalidArgument {
                         operator: check::OPERATOR,
-                        detail: check::not_differentiable(options.reduction),
+                        detail: crate::ops::not_differentiable(options.reduction),
                     });
                 }
                 if options.out_of_bounds == OutOfBounds::Error {
@@ -180,7 +178,7 @@ macro_rules! impl_scatter_nd {
                     indices.into_dispatch(),
                     updates.into_dispatch(),
                     options.reduction,
-                    options.out_of_bounds,
+                    options.out_of_bounds.backend(),
                 );
                 if reshaped {
                     output = Dispatch::$reshape(output, input_shape.into());

@@ -1,29 +1,7 @@
 //! The options of ScatterND.
 
-/// How an update combines with the element it targets (DirectML's `Assign` plus ONNX's
-/// `reduction` attribute).
-///
-/// With a reduction, every update is applied, duplicates included: integer results are exact,
-/// float results equal the reduction in some order of the updates. With `Assign` and duplicate
-/// index tuples, each element ends up equal to one of its candidates (which one is unspecified,
-/// as in DirectML).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum Reduction {
-    /// `output[i] = update` (DirectML's ScatterND, ONNX `reduction="none"`).
-    #[default]
-    Assign,
-    /// `output[i] += update` (wrapping on integers).
-    Add,
-    /// `output[i] *= update` (wrapping on integers).
-    Mul,
-    /// `output[i] = update` where `update < output[i]`, else unchanged: a NaN update never
-    /// replaces a value, a NaN value stays, and `-0.0` and `+0.0` never replace each other. The
-    /// same bits on every runtime (the kernels choose on raw bits, never with a hardware `min`).
-    Min,
-    /// `output[i] = update` where `update > output[i]`, else unchanged; NaN and signed zeros as
-    /// for [`Min`](Self::Min).
-    Max,
-}
+use crate::ops::OutOfRange;
+pub use crate::ops::Reduction;
 
 /// What happens to an index tuple that is still outside its dimension after negative indices
 /// were wrapped (`-1` is the last element). In every mode the kernels guard their own reads and
@@ -38,9 +16,19 @@ pub enum OutOfBounds {
     Clamp,
     /// [`try_scatter_nd`](super::ScatterNdExt::try_scatter_nd) returns an error that names the
     /// first bad index tuple and the shape (ONNX Runtime). This reads the indices back to the
-    /// host: one synchronisation. At the backend level ([`DmlOps`](crate::DmlOps)) it behaves
-    /// like `Skip`.
+    /// host: one synchronisation.
     Error,
+}
+
+impl OutOfBounds {
+    /// The backend's policy once the tensor layer has run its checks: `Error` was checked on
+    /// the host before the call, so the backend skips (no tuple is out of range then).
+    pub(crate) fn backend(self) -> OutOfRange {
+        match self {
+            Self::Clamp => OutOfRange::Clamp,
+            Self::Skip | Self::Error => OutOfRange::Skip,
+        }
+    }
 }
 
 /// Options of [`ScatterNdExt::try_scatter_nd`](super::ScatterNdExt::try_scatter_nd). The default

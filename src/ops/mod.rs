@@ -11,7 +11,11 @@ use burn::backend::{
 use burn::tensor::{IntDType, Shape, TensorData, read_sync};
 
 use crate::reference;
-use crate::tensor::{OutOfBounds, Reduction};
+
+mod scatter;
+
+pub(crate) use scatter::not_differentiable;
+pub use scatter::{OutOfRange, Reduction};
 
 /// The crate's operators at the backend level, over Burn's tensor primitives.
 ///
@@ -99,27 +103,26 @@ pub trait DmlOps: Backend {
     /// tuples of `indices` (`[..., k]`, `1 <= k <= rank`) address in the first `k` dimensions.
     /// `updates` has `indices.numel() / k * prod(input.shape[k..])` elements in row order.
     /// Negative indices count from the end once; tuples still out of range are clamped with
-    /// `OutOfBounds::Clamp` and dropped otherwise (`Error` is checked by the tensor extension
-    /// trait and acts as `Skip` here).
+    /// [`OutOfRange::Clamp`] and dropped with [`OutOfRange::Skip`].
     #[fusion(dtype = input, shape = input)]
     fn float_scatter_nd(
         input: FloatTensor<Self>,
         indices: IntTensor<Self>,
         updates: FloatTensor<Self>,
         reduction: Reduction,
-        out_of_bounds: OutOfBounds,
+        out_of_range: OutOfRange,
     ) -> FloatTensor<Self> {
         let device = input.device();
         let input = read_sync(Self::float_into_data(input)).expect("ScatterND: reading input");
         let updates = read_sync(Self::float_into_data(updates)).expect("ScatterND: reading");
         let indices = read_sync(Self::int_into_data(indices)).expect("ScatterND: reading");
-        let output = reference::scatter_nd(&input, &indices, &updates, reduction, out_of_bounds);
+        let output = reference::scatter_nd(&input, &indices, &updates, reduction, out_of_range);
         Self::float_from_data(output, &device)
     }
 
     /// ScatterND's adjoint for the updates (what its backward pass needs): the slices of `input`
     /// that the index tuples of `indices` address, resolved exactly as
-    /// [`float_scatter_nd`](Self::float_scatter_nd) resolves them with `out_of_bounds`, row
+    /// [`float_scatter_nd`](Self::float_scatter_nd) resolves them with `out_of_range`, row
     /// after row in a tensor of `shape` (`rows * prod(input.shape[k..])` elements, usually the
     /// updates' shape). A skipped tuple's row is zeros. Unlike Burn's `float_gather_nd`, no index
     /// reads outside `input`.
@@ -127,13 +130,13 @@ pub trait DmlOps: Backend {
     fn float_gather_nd_slices(
         input: FloatTensor<Self>,
         indices: IntTensor<Self>,
-        out_of_bounds: OutOfBounds,
+        out_of_range: OutOfRange,
         shape: Shape,
     ) -> FloatTensor<Self> {
         let device = input.device();
         let input = read_sync(Self::float_into_data(input)).expect("ScatterND: reading input");
         let indices = read_sync(Self::int_into_data(indices)).expect("ScatterND: reading");
-        let output = reference::gather_nd(&input, &indices, out_of_bounds, &shape);
+        let output = reference::gather_nd(&input, &indices, out_of_range, &shape);
         Self::float_from_data(output, &device)
     }
 
@@ -144,13 +147,13 @@ pub trait DmlOps: Backend {
         indices: IntTensor<Self>,
         updates: IntTensor<Self>,
         reduction: Reduction,
-        out_of_bounds: OutOfBounds,
+        out_of_range: OutOfRange,
     ) -> IntTensor<Self> {
         let device = input.device();
         let input = read_sync(Self::int_into_data(input)).expect("ScatterND: reading input");
         let updates = read_sync(Self::int_into_data(updates)).expect("ScatterND: reading");
         let indices = read_sync(Self::int_into_data(indices)).expect("ScatterND: reading");
-        let output = reference::scatter_nd(&input, &indices, &updates, reduction, out_of_bounds);
+        let output = reference::scatter_nd(&input, &indices, &updates, reduction, out_of_range);
         Self::int_from_data(output, &device)
     }
 
@@ -162,13 +165,13 @@ pub trait DmlOps: Backend {
         indices: IntTensor<Self>,
         updates: BoolTensor<Self>,
         reduction: Reduction,
-        out_of_bounds: OutOfBounds,
+        out_of_range: OutOfRange,
     ) -> BoolTensor<Self> {
         let device = input.device();
         let input = read_sync(Self::bool_into_data(input)).expect("ScatterND: reading input");
         let updates = read_sync(Self::bool_into_data(updates)).expect("ScatterND: reading");
         let indices = read_sync(Self::int_into_data(indices)).expect("ScatterND: reading");
-        let output = reference::scatter_nd(&input, &indices, &updates, reduction, out_of_bounds);
+        let output = reference::scatter_nd(&input, &indices, &updates, reduction, out_of_range);
         Self::bool_from_data(output, &device)
     }
 }
