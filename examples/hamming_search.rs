@@ -8,7 +8,9 @@
 //!
 //! `cargo run --release --example hamming_search`
 
-use burn::tensor::{Device, Int, Tensor, TensorData};
+mod common;
+
+use burn::tensor::{Int, Tensor, TensorData};
 use burn_dml_ops::prelude::*;
 
 const BITS: usize = 256;
@@ -44,7 +46,7 @@ impl Rng {
 }
 
 fn main() {
-    let device = Device::default();
+    let device = common::device();
     println!("Hamming search over {ENTRIES} binary embeddings of {BITS} bits on {device:?}");
 
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);

@@ -3,11 +3,13 @@
 //!
 //! `cargo run --release --example quickstart`
 
-use burn::tensor::{Device, Float, Int, IntDType, Tensor, TensorData};
+mod common;
+
+use burn::tensor::{Float, Int, IntDType, Tensor, TensorData};
 use burn_dml_ops::prelude::*;
 
 fn main() {
-    let device = Device::default();
+    let device = common::device();
     println!("burn-dml-ops quickstart on {device:?}");
     println!("Each operator runs on the spec's reference input; the expected output follows it.\n");
 

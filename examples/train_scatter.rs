@@ -6,6 +6,8 @@
 //! `cargo run --release --example train_scatter` (on `Device::default()` under autodiff: wgpu
 //! when a GPU driver, or lavapipe, is installed). Pass `flex` to run on the CPU backend instead.
 
+mod common;
+
 use burn::tensor::{Device, Int, Tensor, TensorData};
 use burn_dml_ops::prelude::*;
 
@@ -17,7 +19,7 @@ const LEARNING_RATE: f64 = 0.5;
 fn main() {
     let device = match std::env::args().nth(1).as_deref() {
         Some("flex") => Device::flex(),
-        _ => Device::default(),
+        _ => common::device(),
     }
     .autodiff();
     println!("training on {device:?}");

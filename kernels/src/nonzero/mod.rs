@@ -21,8 +21,13 @@
 //!
 //!    Both loop over set bits only (CPU drivers run a branch's body under a mask whatever the
 //!    density). A run's first flat index is unravelled into the last `width` dimensions once
-//!    (a vector's, in the plane kernel), and each further element steps from the previous one
+//!    (a step's, in the plane kernel), and each further element steps from the previous one
 //!    with carries.
+//!
+//! The rows come out in ascending element order whatever order the stores happen in: a row's
+//! index is its element's rank among the non-zero elements (the tile's offset, the units or
+//! planes before it in the tile, the set bits before it in its run), which is what the operator
+//! promises (DirectML's order, and what `torch.nonzero` returns), so no sort is needed.
 //!
 //! The dimensions travel as scalar launch arguments, so a call uploads nothing. The input's
 //! bytes are read once; everything else is proportional to the number of tiles, to `len / 8`

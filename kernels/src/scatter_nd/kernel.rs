@@ -4,7 +4,9 @@
 
 use cubecl::prelude::*;
 
-/// Marks an update row whose index tuple was out of range and skipped.
+/// Marks an update row whose index tuple was out of range and skipped. It cannot be a target:
+/// the launchers refuse outputs of `u32::MAX` or more target slices, so every real target is
+/// below it.
 const SKIPPED: u32 = 0xFFFF_FFFF;
 
 /// The binary operation a reduction applies.
@@ -311,6 +313,10 @@ pub fn scatter_nd_link_rows<I: Int>(
 /// Lists, step 2, one unit per update element: the unit whose row heads its target's list walks
 /// the list and writes `op` of the current value and every update on it, once. The other units
 /// return at once.
+///
+/// `heads`, `next` and `targets` are read without atomics: step 1 wrote them in an earlier
+/// launch, and launches on one stream run in order with their writes visible to the next, so
+/// they are final here and nothing writes them during this launch.
 #[cube(launch_unchecked, address_type = "dynamic")]
 pub fn scatter_nd_reduce_lists<T: Numeric, B: Int>(
     output: &mut [T],
