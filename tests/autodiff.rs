@@ -506,6 +506,9 @@ proptest::proptest! {
 fn wide_indices_past_u32_in_the_gradient() {
     let tuples = vec![(1i64 << 32) + 1, 1, -(1i64 << 32) - 1, 2];
     for device in autodiff_devices() {
+        if !holds(&device, DType::I64, "wide_indices_past_u32_in_the_gradient") {
+            continue;
+        }
         for clamp in [false, true] {
             for reduction in [Reduction::Assign, Reduction::Add] {
                 gradient_case::<2>(

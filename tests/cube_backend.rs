@@ -105,6 +105,10 @@ fn unfused_gather_nd_slices_resolves_like_the_scatter() {
     ];
     for indices in cases {
         let index_dtype = indices.dtype();
+        let case = "unfused_gather_nd_slices_resolves_like_the_scatter";
+        if !holds(&wgpu(), index_dtype, case) {
+            continue;
+        }
         for out_of_range in [OutOfRange::Skip, OutOfRange::Clamp] {
             let input =
                 CubeBackend::float_from_data(TensorData::new(data.clone(), [4, 3]), &device);

@@ -117,12 +117,13 @@ fn storage_width(tensor: &CubeTensor, operator: &str) -> StorageWidth {
     })
 }
 
-/// Panics for a launcher error: the tensor extension traits check everything a launcher checks,
-/// so reaching this is a bug in this crate.
+/// Panics for a launcher error. The tensor extension traits check everything a launcher checks
+/// and return it as a `DmlOpsError`, so only a direct `DmlOps` call with arguments those traits
+/// refuse gets here (or a bug in this crate, if a trait let them through).
 fn launch_failed(operator: &str, device: &CubeDevice, err: KernelError) -> ! {
     panic!(
-        "{operator} on {device:?}: {err}; the tensor extension traits check their arguments \
-         before launching, so this is a bug in burn-dml-ops"
+        "{operator} on {device:?}: {err}. `DmlOps` methods take checked arguments: the tensor \
+         extension traits (`burn_dml_ops::prelude`) return this as a `DmlOpsError` instead"
     )
 }
 

@@ -54,6 +54,23 @@ pub fn devices() -> [Device; 2] {
     [flex(), wgpu()]
 }
 
+/// Whether `device` stores `dtype` (wgpu on OpenGL holds no 64-bit integers). Where it does not,
+/// the caller leaves the case out; this says so on stderr (past the harness's capture), naming
+/// the case, so a run shows what it did not cover.
+pub fn holds(device: &Device, dtype: DType, case: &str) -> bool {
+    let held = can_store(device, dtype);
+    if !held {
+        // Straight to the process's stderr: the test harness captures `eprintln!` of passing
+        // tests, and this line is for the person reading the run.
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "left out on {device:?}, which cannot store {dtype:?}: {case}"
+        );
+    }
+    held
+}
+
 /// Every Int dtype Burn has.
 pub const INT_DTYPES: [DType; 8] = [
     DType::I8,
