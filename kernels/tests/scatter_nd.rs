@@ -94,6 +94,12 @@ fn min_and_max_keep_nan_and_signed_zero_rules() {
 
 #[test]
 fn min_and_max_keep_the_rules_on_opengl_too() {
+    if cubecl::Device::vulkan(Default::default()).is_err() {
+        // Without Vulkan the default adapter is already OpenGL (the test above ran there), and
+        // a second EGL device in one process fails in wgpu's EGL setup.
+        println!("no Vulkan adapter: the default adapter's test covered OpenGL");
+        return;
+    }
     match cubecl::Device::gl(Default::default()) {
         Ok(device) => check(&device.client(), "OpenGL"),
         // Not every machine has EGL; the default adapter's test above always runs.
