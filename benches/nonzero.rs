@@ -27,8 +27,8 @@ use burn_cubecl::tensor::CubeTensor;
 use burn_dml_ops::prelude::*;
 use burn_dml_ops_kernels::StorageWidth;
 use burn_dml_ops_kernels::nonzero::{
-    CompactionPlan, CubeScan, NonZeroPredicate, launch_nonzero_coordinates, nonzero_scan_tiles,
-    nonzero_tile_counts, nonzero_write_coordinates,
+    CompactionInput, CompactionOutput, CompactionPlan, CubeScan, NonZeroPredicate,
+    launch_nonzero_coordinates, nonzero_scan_tiles, nonzero_tile_counts, nonzero_write_coordinates,
 };
 use criterion::{BenchmarkId, Criterion};
 use cubecl::ir::{ElemType, IntKind, UIntKind};
@@ -92,15 +92,18 @@ fn launch(input: &CubeTensor, plan: CompactionPlan) -> [cubecl::server::Handle; 
     let coordinates = client.empty(len * 4);
     launch_nonzero_coordinates(
         client,
-        input.handle.clone(),
-        StorageWidth::W32,
-        NonZeroPredicate::AnyBitButSign,
-        len,
-        &[len],
-        count.clone(),
-        coordinates.clone(),
-        ElemType::Int(IntKind::I32),
-        None,
+        &CompactionInput {
+            handle: input.handle.clone(),
+            width: StorageWidth::W32,
+            predicate: NonZeroPredicate::AnyBitButSign,
+            dims: &[len],
+        },
+        &CompactionOutput {
+            count: count.clone(),
+            coordinates: coordinates.clone(),
+            elem: ElemType::Int(IntKind::I32),
+            fill: None,
+        },
         plan,
     )
     .expect("a valid launch");

@@ -7,12 +7,14 @@
 mod common;
 
 use burn_dml_ops_kernels::nonzero::{
-    CompactionPlan, CubeScan, NonZeroPredicate, launch_nonzero_coordinates,
+    CompactionInput, CompactionOutput, CompactionPlan, CubeScan, NonZeroPredicate,
+    launch_nonzero_coordinates,
 };
 use burn_dml_ops_kernels::{KernelError, StorageWidth};
 use common::client;
 use cubecl::ir::{ElemType, FloatKind, IntKind};
 use cubecl::prelude::*;
+use cubecl::server::Handle;
 use proptest::prelude::*;
 
 /// For each unit of a cube of `cube_size`, the number of active units in its plane.
@@ -91,15 +93,18 @@ fn run_bytes(
         client.create_from_slice(i32::as_bytes(&vec![-7i32; (len * dims.len()).max(1)]));
     launch_nonzero_coordinates(
         client,
-        input,
-        width,
-        NonZeroPredicate::AnyBit,
-        len,
-        dims,
-        count.clone(),
-        coordinates.clone(),
-        ElemType::Int(IntKind::I32),
-        fill,
+        &CompactionInput {
+            handle: input,
+            width,
+            predicate: NonZeroPredicate::AnyBit,
+            dims,
+        },
+        &CompactionOutput {
+            count: count.clone(),
+            coordinates: coordinates.clone(),
+            elem: ElemType::Int(IntKind::I32),
+            fill,
+        },
         plan,
     )
     .expect("a valid launch");
@@ -252,15 +257,18 @@ fn wide_elements_count_their_high_half() {
         let rows = client.create_from_slice(i32::as_bytes(&[0]));
         let err = launch_nonzero_coordinates(
             &client,
-            input,
-            StorageWidth::W64,
-            NonZeroPredicate::AnyBit,
-            1,
-            &[1],
-            count,
-            rows,
-            ElemType::Int(IntKind::I32),
-            None,
+            &CompactionInput {
+                handle: input,
+                width: StorageWidth::W64,
+                predicate: NonZeroPredicate::AnyBit,
+                dims: &[1],
+            },
+            &CompactionOutput {
+                count,
+                coordinates: rows,
+                elem: ElemType::Int(IntKind::I32),
+                fill: None,
+            },
             CompactionPlan::for_client(&client),
         )
         .unwrap_err();
@@ -311,15 +319,18 @@ fn floats_ignore_the_sign_bit() {
         let rows = client.create_from_slice(i32::as_bytes(&[0; 8]));
         launch_nonzero_coordinates(
             &client,
-            input,
-            StorageWidth::W32,
-            NonZeroPredicate::AnyBitButSign,
-            8,
-            &[8],
-            count.clone(),
-            rows.clone(),
-            ElemType::Int(IntKind::I32),
-            Some(-1),
+            &CompactionInput {
+                handle: input,
+                width: StorageWidth::W32,
+                predicate: NonZeroPredicate::AnyBitButSign,
+                dims: &[8],
+            },
+            &CompactionOutput {
+                count: count.clone(),
+                coordinates: rows.clone(),
+                elem: ElemType::Int(IntKind::I32),
+                fill: Some(-1),
+            },
             plan,
         )
         .unwrap();
@@ -338,20 +349,26 @@ fn errors_launch_nothing() {
     let client = client();
     let plan = CompactionPlan::for_client(&client);
     let handle = |bytes: usize| client.create_from_slice(&vec![0u8; bytes]);
-    let launch = |len: usize, dims: &[usize], rows_bytes: usize, out: ElemType, plan| {
+    let launch_on = |input: Handle, dims: &[usize], rows_bytes: usize, out: ElemType, plan| {
         launch_nonzero_coordinates(
             &client,
-            handle(16),
-            StorageWidth::W32,
-            NonZeroPredicate::AnyBit,
-            len,
-            dims,
-            handle(8),
-            handle(rows_bytes),
-            out,
-            None,
+            &CompactionInput {
+                handle: input,
+                width: StorageWidth::W32,
+                predicate: NonZeroPredicate::AnyBit,
+                dims,
+            },
+            &CompactionOutput {
+                count: handle(8),
+                coordinates: handle(rows_bytes),
+                elem: out,
+                fill: None,
+            },
             plan,
         )
+    };
+    let launch = |dims: &[usize], rows_bytes: usize, out: ElemType, plan| {
+        launch_on(handle(16), dims, rows_bytes, out, plan)
     };
     let i32_out = ElemType::Int(IntKind::I32);
     for bad in [(0, 16), (1025, 16), (256, 0), (256, 65)] {
@@ -362,7 +379,7 @@ fn errors_launch_nothing() {
         };
         assert!(
             matches!(
-                launch(4, &[4], 16, i32_out, plan),
+                launch(&[4], 16, i32_out, plan),
                 Err(KernelError::InvalidPlan { .. })
             ),
             "{plan:?}"
@@ -370,14 +387,17 @@ fn errors_launch_nothing() {
     }
     let float_out = ElemType::Float(FloatKind::F32);
     assert_eq!(
-        launch(4, &[4], 16, float_out, plan),
+        launch(&[4], 16, float_out, plan),
         Err(KernelError::NotAnInteger { elem: float_out })
     );
-    assert!(matches!(
-        launch(4, &[2, 3], 32, i32_out, plan),
-        Err(KernelError::ShapeMismatch { .. })
-    ));
-    let result = launch(4, &[2, 2], 24, i32_out, plan);
+    for dims in [&[usize::MAX, 2][..], &[1 << 16, 1 << 16]] {
+        let result = launch(dims, 16, i32_out, plan);
+        assert!(
+            matches!(result, Err(KernelError::TooLarge { .. })),
+            "{dims:?}: {result:?}"
+        );
+    }
+    let result = launch(&[2, 2], 24, i32_out, plan);
     assert!(
         matches!(
             result,
@@ -390,7 +410,7 @@ fn errors_launch_nothing() {
         "{result:?}"
     );
     assert!(matches!(
-        launch(5, &[5], 20, i32_out, plan),
+        launch(&[5], 20, i32_out, plan),
         Err(KernelError::BufferTooSmall {
             role: "input",
             needed: 20,
@@ -399,19 +419,7 @@ fn errors_launch_nothing() {
     ));
     // A view into a larger allocation is only as long as the bytes it covers.
     let view = client.create_from_slice(&[0u8; 64]).offset_start(48);
-    let result = launch_nonzero_coordinates(
-        &client,
-        view,
-        StorageWidth::W32,
-        NonZeroPredicate::AnyBit,
-        8,
-        &[8],
-        handle(8),
-        handle(32),
-        i32_out,
-        None,
-        plan,
-    );
+    let result = launch_on(view, &[8], 32, i32_out, plan);
     assert!(
         matches!(
             result,
@@ -423,9 +431,8 @@ fn errors_launch_nothing() {
         ),
         "{result:?}"
     );
-    let huge = 1usize << 32;
     assert!(matches!(
-        launch(huge, &[huge], 16, i32_out, plan),
+        launch(&[1 << 32], 16, i32_out, plan),
         Err(KernelError::TooLarge { .. })
     ));
 }

@@ -11,7 +11,9 @@ use burn_cubecl::tensor::CubeTensor;
 use burn_cubecl::{CubeBackend, CubeDevice};
 use burn_dml_ops_kernels::bit_count::{BitCountPath, launch_bit_count};
 use burn_dml_ops_kernels::copy::launch_copy;
-use burn_dml_ops_kernels::nonzero::{CompactionPlan, NonZeroPredicate, launch_nonzero_coordinates};
+use burn_dml_ops_kernels::nonzero::{
+    CompactionInput, CompactionOutput, CompactionPlan, NonZeroPredicate, launch_nonzero_coordinates,
+};
 use burn_dml_ops_kernels::scatter_nd::{
     OutOfRange as KernelOutOfRange, ReduceOp, ScatterNdLayout, ScatterReduction, launch_gather_nd,
     launch_scatter_nd, scatter_strategy,
@@ -221,15 +223,18 @@ fn nonzero_coordinates(
     let coordinates = empty([len, width].into());
     launch_nonzero_coordinates(
         &input.client,
-        input.handle.clone(),
-        storage_width(&input, "NonZeroCoordinates"),
-        predicate,
-        len,
-        dims,
-        count.handle.clone(),
-        coordinates.handle.clone(),
-        int_elem(out_dtype),
-        fill,
+        &CompactionInput {
+            handle: input.handle.clone(),
+            width: storage_width(&input, "NonZeroCoordinates"),
+            predicate,
+            dims,
+        },
+        &CompactionOutput {
+            count: count.handle.clone(),
+            coordinates: coordinates.handle.clone(),
+            elem: int_elem(out_dtype),
+            fill,
+        },
         CompactionPlan::for_client(&input.client),
     )
     .unwrap_or_else(|err| launch_failed("NonZeroCoordinates", &input.device, err));

@@ -111,60 +111,75 @@ impl CompactionPlan {
     }
 }
 
-/// Writes the coordinates of the non-zero elements of `input` into `coordinates` and their
-/// number into `count[0]`, without reading anything back to the host.
+/// The input of [`launch_nonzero_coordinates`]: contiguous elements, read as raw bits.
+#[derive(Clone, Debug)]
+pub struct CompactionInput<'a> {
+    /// The buffer: `dims.iter().product()` contiguous elements of `width`.
+    pub handle: Handle,
+    /// The elements' width: they are read as the unsigned integer of that width.
+    pub width: StorageWidth,
+    /// Which bits make an element non-zero.
+    pub predicate: NonZeroPredicate,
+    /// The sizes of the input's last `dims.len()` dimensions, the coordinate width `N`; every
+    /// dimension before them has size 1, so the element count is their product.
+    pub dims: &'a [usize],
+}
+
+/// Where [`launch_nonzero_coordinates`] writes.
+#[derive(Clone, Debug)]
+pub struct CompactionOutput {
+    /// One `elem`: the number of non-zero elements.
+    pub count: Handle,
+    /// `len * N` `elem`s, row-major `[len, N]` (`len` elements, `N` coordinates each).
+    pub coordinates: Handle,
+    /// The integer type of both outputs.
+    pub elem: ElemType,
+    /// The value of every padding row, or `None` to leave those rows as they were.
+    pub fill: Option<i64>,
+}
+
+/// Writes the coordinates of the non-zero elements of `input` into `output.coordinates` and
+/// their number into `output.count[0]`, without reading anything back to the host.
 ///
-/// - `input` holds `len` contiguous elements of `input_width`, read as unsigned bits and tested
-///   with `predicate`.
-/// - `dims` are the sizes of the last `dims.len()` dimensions of the input (the coordinate width
-///   `N`); every dimension before them must have size 1, so `dims` multiply to `len`.
-/// - `count` holds one `output_elem`; `coordinates` holds `len * N` of them, row-major
-///   `[len, N]`. Row `i < count` gets the `i`-th non-zero element's coordinates in ascending
-///   element order; the other rows are left as they were, or set to `fill` when given.
-/// - `plan` lays the work out ([`CompactionPlan::for_client`] chooses for the runtime);
-///   [`CubeScan::Planes`] needs plane operations, and its kernels fail to compile where the
-///   runtime has none.
+/// Row `i < count` of the coordinates gets the `i`-th non-zero element's coordinates in the
+/// input's last `N` dimensions, in ascending element order; the other rows are left as they
+/// were, or set to `output.fill` when given. `plan` lays the work out
+/// ([`CompactionPlan::for_client`] chooses for the runtime); [`CubeScan::Planes`] needs plane
+/// operations, and its kernels fail to compile where the runtime has none.
 ///
 /// Three launches, none of which waits for the host: the tile counts (which read the input once
 /// and leave one bit per element), the tile offsets (one cube), and the coordinates with the
-/// padding (from the bits). Every store is guarded by the buffers' lengths,
-/// whatever the scans compute.
+/// padding (from the bits). Every store is guarded by the buffers' lengths, whatever the scans
+/// compute.
 ///
 /// # Errors
 ///
-/// [`KernelError`] when `output_elem` is not an integer, a buffer type cannot be bound, a handle
-/// is too small, `dims` do not multiply to `len`, `len` does not fit in `u32`, or `plan` is out
+/// [`KernelError`] when `output.elem` is not an integer, a buffer type cannot be bound, a
+/// handle is too small, the element count overflows or does not fit in `u32`, or `plan` is out
 /// of range. Nothing is launched then.
-#[allow(clippy::too_many_arguments)]
 pub fn launch_nonzero_coordinates(
     client: &Client,
-    input: Handle,
-    input_width: StorageWidth,
-    predicate: NonZeroPredicate,
-    len: usize,
-    dims: &[usize],
-    count: Handle,
-    coordinates: Handle,
-    output_elem: ElemType,
-    fill: Option<i64>,
+    input: &CompactionInput<'_>,
+    output: &CompactionOutput,
     plan: CompactionPlan,
 ) -> Result<(), KernelError> {
     plan.check(client)?;
+    let output_elem = output.elem;
     if !matches!(output_elem, ElemType::Int(_) | ElemType::UInt(_)) {
         return Err(KernelError::NotAnInteger { elem: output_elem });
     }
+    let (dims, input_width) = (input.dims, input.width);
     let width = dims.len();
-    let dims_product = dims.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d));
-    if dims_product != Some(len) {
-        return Err(KernelError::ShapeMismatch {
-            detail: format!("the coordinate dims {dims:?} do not multiply to {len} elements"),
-        });
-    }
-    if u32::try_from(len).is_err() {
-        return Err(KernelError::TooLarge {
-            detail: format!("{len} elements do not fit the compaction's 32-bit tile offsets"),
-        });
-    }
+    let len = dims
+        .iter()
+        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+        .filter(|&len| u32::try_from(len).is_ok())
+        .ok_or_else(|| KernelError::TooLarge {
+            detail: format!(
+                "the coordinate dims {dims:?} hold more elements than the compaction's 32-bit \
+                 tile offsets count"
+            ),
+        })?;
     let elements = len
         .checked_mul(width)
         .ok_or_else(|| KernelError::TooLarge {
@@ -173,9 +188,14 @@ pub fn launch_nonzero_coordinates(
     let input_elem = input_width.unsigned();
     require_binding(client, input_elem, "input")?;
     require_binding(client, output_elem, "output")?;
-    require_len(&input, len, input_width.bytes(), "input")?;
-    require_len(&count, 1, output_elem.size(), "count")?;
-    require_len(&coordinates, elements, output_elem.size(), "coordinates")?;
+    require_len(&input.handle, len, input_width.bytes(), "input")?;
+    require_len(&output.count, 1, output_elem.size(), "count")?;
+    require_len(
+        &output.coordinates,
+        elements,
+        output_elem.size(),
+        "coordinates",
+    )?;
 
     // At most 32 lanes, so that a unit's flags for one vector fit in one mask word.
     let mut lanes = vector_size_for(client, &[input_width.bytes()]).min(32);
@@ -204,7 +224,7 @@ pub fn launch_nonzero_coordinates(
         CubeDim::new_1d(cube_size as u32),
     );
     let cube_dim = CubeDim::new_1d(cube_size as u32);
-    let ignore_sign = predicate == NonZeroPredicate::AnyBitButSign;
+    let ignore_sign = input.predicate == NonZeroPredicate::AnyBitButSign;
     let planes = scan == CubeScan::Planes;
 
     // SAFETY: the kernels read `input` below `vectors * lanes = len` elements and index the
@@ -220,7 +240,7 @@ pub fn launch_nonzero_coordinates(
                 cube_dim,
                 address,
                 lanes,
-                BufferArg::from_raw_parts(input, len),
+                BufferArg::from_raw_parts(input.handle.clone(), len),
                 BufferArg::from_raw_parts(tile_counts.clone(), tiles),
                 BufferArg::from_raw_parts(mask.clone(), mask_len),
                 vectors,
@@ -240,7 +260,7 @@ pub fn launch_nonzero_coordinates(
             address,
             BufferArg::from_raw_parts(tile_counts, tiles.max(1)),
             BufferArg::from_raw_parts(tile_offsets.clone(), tiles + 1),
-            BufferArg::from_raw_parts(count, 1),
+            BufferArg::from_raw_parts(output.count.clone(), 1),
             tiles,
             tiles.div_ceil(cube_size),
             cube_size,
@@ -260,15 +280,15 @@ pub fn launch_nonzero_coordinates(
                 address,
                 BufferArg::from_raw_parts(mask, mask_len),
                 BufferArg::from_raw_parts(tile_offsets, tiles + 1),
-                BufferArg::from_raw_parts(coordinates, elements),
+                BufferArg::from_raw_parts(output.coordinates.clone(), elements),
                 dims_arg,
-                InputScalar::new(fill.unwrap_or(0), output_elem),
+                InputScalar::new(output.fill.unwrap_or(0), output_elem),
                 vectors,
                 tiles,
                 len,
                 lanes,
                 words,
-                fill.is_some(),
+                output.fill.is_some(),
                 cube_size,
                 per_unit,
                 planes,

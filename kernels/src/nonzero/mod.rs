@@ -38,4 +38,7 @@ mod launch;
 mod scan;
 
 pub use kernel::{nonzero_scan_tiles, nonzero_tile_counts, nonzero_write_coordinates};
-pub use launch::{CompactionPlan, CubeScan, NonZeroPredicate, launch_nonzero_coordinates};
+pub use launch::{
+    CompactionInput, CompactionOutput, CompactionPlan, CubeScan, NonZeroPredicate,
+    launch_nonzero_coordinates,
+};
