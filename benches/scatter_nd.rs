@@ -21,7 +21,8 @@ use burn::tensor::{Device, IndexingUpdateOp, Int, Tensor, TensorData};
 use burn_cubecl::tensor::CubeTensor;
 use burn_dml_ops::prelude::*;
 use burn_dml_ops_kernels::scatter_nd::{
-    OutOfRange, ReduceOp, ScatterNdLayout, ScatterReduction, ScatterStrategy, launch_scatter_nd,
+    OutOfRange, ReduceOp, ScatterNdData, ScatterNdIndices, ScatterNdLayout, ScatterReduction,
+    ScatterStrategy, launch_scatter_nd,
 };
 use criterion::{BenchmarkId, Criterion};
 use cubecl::ir::{ElemType, IntKind};
@@ -39,18 +40,22 @@ fn add_i32(
     let [targets, row] = [output.meta.shape()[0], output.meta.shape()[1]];
     launch_scatter_nd(
         &output.client,
-        output.handle.clone(),
-        i32_elem,
-        indices.handle.clone(),
-        i32_elem,
-        updates.handle.clone(),
+        &ScatterNdData {
+            output: output.handle.clone(),
+            updates: updates.handle.clone(),
+            elem: i32_elem,
+        },
+        &ScatterNdIndices {
+            handle: indices.handle.clone(),
+            elem: i32_elem,
+            out_of_range: OutOfRange::Skip,
+        },
         ScatterNdLayout {
             dims: &[targets],
             rows: updates.meta.shape()[0],
             slice: row,
         },
         ScatterReduction::Reduce(ReduceOp::Add),
-        OutOfRange::Skip,
         strategy,
     )
     .expect("a valid launch");

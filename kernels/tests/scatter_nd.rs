@@ -9,8 +9,8 @@ mod common;
 
 use burn_dml_ops_kernels::KernelError;
 use burn_dml_ops_kernels::scatter_nd::{
-    OutOfRange, ReduceOp, ScatterNdLayout, ScatterReduction, ScatterStrategy, launch_scatter_nd,
-    scatter_strategy,
+    OutOfRange, ReduceOp, ScatterNdData, ScatterNdIndices, ScatterNdLayout, ScatterReduction,
+    ScatterStrategy, launch_scatter_nd, scatter_strategy,
 };
 use common::client;
 use cubecl::ir::{ElemType, FloatKind, IntKind};
@@ -47,18 +47,22 @@ fn run(client: &Client, op: ReduceOp, strategy: ScatterStrategy) -> Vec<u32> {
     let output = client.create_from_slice(f32::as_bytes(&values));
     launch_scatter_nd(
         client,
-        output.clone(),
-        ElemType::Float(FloatKind::F32),
-        client.create_from_slice(i32::as_bytes(&indices)),
-        ElemType::Int(IntKind::I32),
-        client.create_from_slice(f32::as_bytes(&updates)),
+        &ScatterNdData {
+            output: output.clone(),
+            updates: client.create_from_slice(f32::as_bytes(&updates)),
+            elem: ElemType::Float(FloatKind::F32),
+        },
+        &ScatterNdIndices {
+            handle: client.create_from_slice(i32::as_bytes(&indices)),
+            elem: ElemType::Int(IntKind::I32),
+            out_of_range: OutOfRange::Skip,
+        },
         ScatterNdLayout {
             dims: &[cases.len()],
             rows: cases.len(),
             slice: 1,
         },
         ScatterReduction::Reduce(op),
-        OutOfRange::Skip,
         strategy,
     )
     .expect("the launch is valid");
@@ -143,18 +147,22 @@ fn each_strategy_as_an_argument_matches_the_host() {
             let indices: Vec<i32> = targets.iter().map(|&t| t as i32).collect();
             let ran = launch_scatter_nd(
                 &client,
-                output.clone(),
-                i32_elem,
-                client.create_from_slice(i32::as_bytes(&indices)),
-                i32_elem,
-                client.create_from_slice(i32::as_bytes(&as_i32(&updates))),
+                &ScatterNdData {
+                    output: output.clone(),
+                    updates: client.create_from_slice(i32::as_bytes(&as_i32(&updates))),
+                    elem: i32_elem,
+                },
+                &ScatterNdIndices {
+                    handle: client.create_from_slice(i32::as_bytes(&indices)),
+                    elem: i32_elem,
+                    out_of_range: OutOfRange::Skip,
+                },
                 ScatterNdLayout {
                     dims: &[values.len()],
                     rows,
                     slice: 1,
                 },
                 reduction,
-                OutOfRange::Skip,
                 strategy,
             )
             .expect("the launch is valid");
@@ -172,18 +180,22 @@ fn each_strategy_as_an_argument_matches_the_host() {
     let output = client.create_from_slice(i32::as_bytes(&[1i32]));
     let err = launch_scatter_nd(
         &client,
-        output,
-        i32_elem,
-        client.create_from_slice(i32::as_bytes(&[0i32])),
-        i32_elem,
-        client.create_from_slice(i32::as_bytes(&[2i32])),
+        &ScatterNdData {
+            output,
+            updates: client.create_from_slice(i32::as_bytes(&[2i32])),
+            elem: i32_elem,
+        },
+        &ScatterNdIndices {
+            handle: client.create_from_slice(i32::as_bytes(&[0i32])),
+            elem: i32_elem,
+            out_of_range: OutOfRange::Skip,
+        },
         ScatterNdLayout {
             dims: &[1],
             rows: 1,
             slice: 1,
         },
         ScatterReduction::Reduce(ReduceOp::Mul),
-        OutOfRange::Skip,
         ScatterStrategy::Atomic,
     )
     .unwrap_err();

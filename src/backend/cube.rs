@@ -15,8 +15,8 @@ use burn_dml_ops_kernels::nonzero::{
     CompactionInput, CompactionOutput, CompactionPlan, NonZeroPredicate, launch_nonzero_coordinates,
 };
 use burn_dml_ops_kernels::scatter_nd::{
-    OutOfRange as KernelOutOfRange, ReduceOp, ScatterNdLayout, ScatterReduction, launch_gather_nd,
-    launch_scatter_nd, scatter_strategy,
+    OutOfRange as KernelOutOfRange, ReduceOp, ScatterNdData, ScatterNdIndices, ScatterNdLayout,
+    ScatterReduction, launch_gather_nd, launch_scatter_nd, scatter_strategy,
 };
 use burn_dml_ops_kernels::{InputView, KernelError, StorageWidth};
 use cubecl::ir::ElemType;
@@ -280,14 +280,14 @@ fn scatter_nd(
     let strategy = scatter_strategy(&output.client, data_elem, reduction);
     launch_scatter_nd(
         &output.client,
-        output.handle.clone(),
-        data_elem,
-        indices.handle.clone(),
-        dtype_to_elem_type(indices.dtype),
-        updates.handle.clone(),
+        &ScatterNdData {
+            output: output.handle.clone(),
+            updates: updates.handle.clone(),
+            elem: data_elem,
+        },
+        &kernel_indices(&indices, out_of_range),
         layout,
         reduction,
-        kernel_out_of_range(out_of_range),
         strategy,
     )
     .unwrap_or_else(|err| launch_failed("ScatterND", &output.device, err));
@@ -305,11 +305,16 @@ fn scatter_layout<'a>(data: &'a Shape, indices: &Shape) -> ScatterNdLayout<'a> {
     }
 }
 
-/// The kernels' policy for an out-of-range tuple.
-fn kernel_out_of_range(out_of_range: OutOfRange) -> KernelOutOfRange {
-    match out_of_range {
-        OutOfRange::Clamp => KernelOutOfRange::Clamp,
-        OutOfRange::Skip => KernelOutOfRange::Skip,
+/// The index tuples of `indices` for the kernels, with the kernels' policy for a tuple out of
+/// range.
+fn kernel_indices(indices: &CubeTensor, out_of_range: OutOfRange) -> ScatterNdIndices {
+    ScatterNdIndices {
+        handle: indices.handle.clone(),
+        elem: dtype_to_elem_type(indices.dtype),
+        out_of_range: match out_of_range {
+            OutOfRange::Clamp => KernelOutOfRange::Clamp,
+            OutOfRange::Skip => KernelOutOfRange::Skip,
+        },
     }
 }
 
@@ -326,12 +331,10 @@ fn gather_nd(
     launch_gather_nd(
         &input.client,
         input.handle.clone(),
-        dtype_to_elem_type(input.dtype),
-        indices.handle.clone(),
-        dtype_to_elem_type(indices.dtype),
         output.handle.clone(),
+        dtype_to_elem_type(input.dtype),
+        &kernel_indices(&indices, out_of_range),
         scatter_layout(&input_shape, &indices.shape()),
-        kernel_out_of_range(out_of_range),
     )
     .unwrap_or_else(|err| launch_failed("ScatterND (gradient)", &input.device, err));
     output

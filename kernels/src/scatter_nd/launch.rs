@@ -184,25 +184,52 @@ fn sizes(layout: ScatterNdLayout<'_>, index_elem: ElemType) -> Result<Sizes, Ker
     })
 }
 
+/// The index tuples of a scatter or a gather: `layout.rows * k` integers, and what a tuple out
+/// of range does.
+#[derive(Clone, Debug)]
+pub struct ScatterNdIndices {
+    /// The buffer, `[rows, k]` row-major.
+    pub handle: Handle,
+    /// The integer type of the indices; signed ones count from the end when negative.
+    pub elem: ElemType,
+    /// What a tuple still out of range after that does: skipped or clamped.
+    pub out_of_range: OutOfRange,
+}
+
+/// The data buffers of [`launch_scatter_nd`]: the tensor scattered into, in place, and the
+/// update rows, both of `elem`.
+#[derive(Clone, Debug)]
+pub struct ScatterNdData {
+    /// Holds the input on entry and the result on return: `prod(layout.dims) * layout.slice`
+    /// elements.
+    pub output: Handle,
+    /// `layout.rows * layout.slice` elements.
+    pub updates: Handle,
+    /// The element type of both.
+    pub elem: ElemType,
+}
+
 /// Writes to `output` (`layout.rows * layout.slice` elements of `data_elem`) the slices of
-/// `input` (`prod(layout.dims) * layout.slice` elements) that the index tuples in `indices`
+/// `input` (`prod(layout.dims) * layout.slice` elements) that the index tuples of `indices`
 /// address, row by row: ScatterND's adjoint for the updates. Indices resolve exactly as in
 /// [`launch_scatter_nd`]; a skipped tuple's row is zeros. Nothing is read back to the host.
 ///
 /// # Errors
 ///
 /// As [`launch_scatter_nd`]'s, for the same layout. Nothing is launched then.
-#[allow(clippy::too_many_arguments)]
 pub fn launch_gather_nd(
     client: &Client,
     input: Handle,
-    data_elem: ElemType,
-    indices: Handle,
-    index_elem: ElemType,
     output: Handle,
+    data_elem: ElemType,
+    indices: &ScatterNdIndices,
     layout: ScatterNdLayout<'_>,
-    out_of_range: OutOfRange,
 ) -> Result<(), KernelError> {
+    let ScatterNdIndices {
+        handle: indices,
+        elem: index_elem,
+        out_of_range,
+    } = indices.clone();
     let Sizes {
         k,
         signed,
@@ -255,15 +282,15 @@ fn dims_u32(client: &Client, dims: &[usize]) -> Handle {
     client.create_from_slice(u32::as_bytes(&dims))
 }
 
-/// Applies `updates` to `output` at the index tuples in `indices`, in place, without reading
-/// anything back to the host.
+/// Applies `data.updates` to `data.output` at the index tuples of `indices`, in place, without
+/// reading anything back to the host.
 ///
-/// - `output` already holds the input: `prod(layout.dims) * layout.slice` elements of
-///   `data_elem`; `updates` holds `layout.rows * layout.slice` of them.
-/// - `indices` holds `layout.rows * k` integers of `index_elem`, where `k = layout.dims.len()`.
-///   Negative values of signed indices count from the end of their dimension once; a tuple still
-///   out of range is skipped or clamped, as `out_of_range` says. No tuple makes a kernel touch
-///   memory outside the three buffers.
+/// - `data.output` already holds the input: `prod(layout.dims) * layout.slice` elements of
+///   `data.elem`; `data.updates` holds `layout.rows * layout.slice` of them.
+/// - `indices` holds `layout.rows * k` integers, where `k = layout.dims.len()`. Negative values
+///   of signed indices count from the end of their dimension once; a tuple still out of range
+///   is skipped or clamped, as `indices.out_of_range` says. No tuple makes a kernel touch memory
+///   outside the three buffers.
 /// - `strategy` is usually [`scatter_strategy`]'s choice; `Lists` works for every reduction and
 ///   dtype, `Atomic` only where the runtime has the atomic operation.
 ///
@@ -275,19 +302,24 @@ fn dims_u32(client: &Client, dims: &[usize]) -> Handle {
 /// index type is not an integer, a handle is too small, `k` is 0, the output has `u32::MAX` or
 /// more target slices, or the strategy does not fit the reduction
 /// ([`KernelError::InvalidPlan`]). Nothing is launched then.
-#[allow(clippy::too_many_arguments)]
 pub fn launch_scatter_nd(
     client: &Client,
-    output: Handle,
-    data_elem: ElemType,
-    indices: Handle,
-    index_elem: ElemType,
-    updates: Handle,
+    data: &ScatterNdData,
+    indices: &ScatterNdIndices,
     layout: ScatterNdLayout<'_>,
     reduction: ScatterReduction,
-    out_of_range: OutOfRange,
     strategy: ScatterStrategy,
 ) -> Result<ScatterStrategy, KernelError> {
+    let ScatterNdData {
+        output,
+        updates,
+        elem: data_elem,
+    } = data.clone();
+    let ScatterNdIndices {
+        handle: indices,
+        elem: index_elem,
+        out_of_range,
+    } = indices.clone();
     let ScatterNdLayout { dims, rows, slice } = layout;
     let Sizes {
         k,

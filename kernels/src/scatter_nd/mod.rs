@@ -33,6 +33,6 @@ pub use kernel::{
     scatter_nd_link_rows, scatter_nd_reduce_lists,
 };
 pub use launch::{
-    OutOfRange, ScatterNdLayout, ScatterReduction, ScatterStrategy, launch_gather_nd,
-    launch_scatter_nd, scatter_strategy,
+    OutOfRange, ScatterNdData, ScatterNdIndices, ScatterNdLayout, ScatterReduction,
+    ScatterStrategy, launch_gather_nd, launch_scatter_nd, scatter_strategy,
 };
