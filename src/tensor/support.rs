@@ -38,10 +38,10 @@ fn unsupported(
 }
 
 /// What to tell a user whose device lacks a dtype.
-const STORAGE_HINT: &str = "this device cannot store it (WGSL, the default wgpu \
-    shader path, holds only 32-bit types plus i64/u64/f16 where the adapter allows; build with \
-    the `vulkan` feature and use `Device::vulkan(..)` for 8- and 16-bit types, or cast the \
-    tensor first)";
+const STORAGE_HINT: &str = "this device cannot store it (the default wgpu shader path \
+    holds 32-bit types, plus i64/u64/f16 where the adapter allows: not on OpenGL, which wgpu \
+    picks where no Vulkan driver is found; build with the `vulkan` feature and use \
+    `Device::vulkan(..)` for 8- and 16-bit types, or cast the tensor first)";
 
 /// Whether `device` can compute with `dtype` (not only store it).
 fn can_compute(device: &Device, dtype: DType) -> bool {
