@@ -188,7 +188,20 @@ fn check(
     let out_dtype = options
         .out_dtype
         .unwrap_or_else(|| device.settings().int_dtype);
-    let numel: usize = shape.iter().product();
+    // Checked: dimensions whose product overflows are an error, not a wrapped count (a
+    // dimension of size 0 makes any shape empty).
+    let numel = if shape.contains(&0) {
+        0
+    } else {
+        shape
+            .iter()
+            .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+            .ok_or_else(|| {
+                invalid(format!(
+                    "an input of shape {shape:?} has more elements than usize counts"
+                ))
+            })?
+    };
     if numel as i128 > max_value(out_dtype) {
         return Err(invalid(format!(
             "an input of shape {shape:?} has {numel} elements, more than the output dtype \
@@ -226,6 +239,19 @@ mod tests {
             ..Default::default()
         };
         check(&Device::flex(), DType::F32, shape, &options)
+    }
+
+    #[test]
+    fn overflowing_shapes_are_errors_and_empty_ones_are_not() {
+        let err = check_shape(&[1 << 40, 1 << 40], IntDType::I64).unwrap_err();
+        assert!(
+            err.to_string().contains("more elements than usize"),
+            "{err}"
+        );
+        assert_eq!(
+            check_shape(&[1 << 40, 1 << 40, 0], IntDType::I32).unwrap(),
+            (3, IntDType::I32)
+        );
     }
 
     #[test]
