@@ -219,6 +219,34 @@ fn every_plan_matches_the_host() {
     }
 }
 
+/// Sparse and dense tiles in one launch: the plane write picks its step per tile from the
+/// tile's count (one vector per unit and step above a quarter set, two at or below), so blocks
+/// of a tile's size at 100%, 1%, exactly 25%, 26%, 0% and 60% put tiles of both kinds, and
+/// tiles right at the threshold, next to each other; their rows must still follow each other.
+/// A block is a tile for inputs read in vectors of 4 lanes and straddles tiles otherwise, which
+/// mixes the densities within tiles too.
+#[test]
+fn sparse_and_dense_tiles_side_by_side() {
+    let client = client();
+    for plan in plans() {
+        let block = plan.tile_vectors() * 4;
+        let mut input = Vec::new();
+        for (b, percent) in [100u32, 1, 25, 26, 0, 60].into_iter().enumerate() {
+            // Exactly `percent`% of the block set, spread evenly.
+            let set = block * percent as usize / 100;
+            input.extend((0..block).map(|i| u32::from(i * set / block != (i + 1) * set / block)));
+            assert_eq!(
+                input[b * block..].iter().filter(|&&v| v != 0).count(),
+                set,
+                "block {b}"
+            );
+        }
+        input.extend(values(38, 50, 3));
+        check(&client, &input, &[input.len()], None, plan);
+        check(&client, &input, &[2, input.len() / 2], Some(-1), plan);
+    }
+}
+
 #[test]
 fn wide_coordinates_carry_across_every_axis() {
     let client = client();
