@@ -366,7 +366,7 @@ struct TileLayout {
 /// [`PlaneSteps`], reads the units' bits from the mask and finds their rows with plane scans,
 /// two steps per scan. A step's rows are one contiguous range of the output, so neighbouring
 /// units store to neighbouring rows. The tile's density (from its offsets, the same in the
-/// whole cube) picks the step:
+/// whole cube, read before the mask, so the mask is read once) picks the step:
 /// - dense tiles (more than a quarter of the elements set): one vector per unit and step, so a
 ///   unit stores a run of at most `lanes` rows and a plane's stores stay close together;
 /// - sparse tiles: up to 8 elements per unit and step (2 vectors of 4 lanes for f32), half the
@@ -399,27 +399,47 @@ fn write_tile_planes<O: Int>(
         run: geometry.first as usize * per_unit,
         first_vector: tile * cube_size * per_unit,
     };
-    // Rows before this plane's first: the tile's offset, then the planes before this one.
-    let bits = steps.bits(mask, layout, 1usize, lanes, words, cube_size, per_unit);
-    let mut total = 0u32;
-    #[unroll]
-    for k in 0..per_unit {
-        total += bits[k].count_ones();
-    }
-    let plane_offset = planes_before(plane_sum(total), cube_size);
-    let mut row = 0usize;
+    // The tile's density (from its offsets, the same in the whole cube) picks the step before
+    // any mask word is read, so each tile reads its mask once.
+    let group = comptime!((8 / lanes).clamp(1, per_unit));
+    let mut tile_offset = 0u32;
     let mut sparse = false;
     if tile < layout.tiles {
-        row = (tile_offsets[tile] + plane_offset) as usize;
-        let in_tile = tile_offsets[tile + 1] - tile_offsets[tile];
+        tile_offset = tile_offsets[tile];
+        let in_tile = tile_offsets[tile + 1] - tile_offset;
         sparse = in_tile as usize * 4 <= comptime!(cube_size * per_unit * lanes);
     }
-    // The same branch for the whole cube: the tile's density picks the step.
+    let mut sparse_bits = Array::<u32>::new(comptime!(per_unit.div_ceil(group)));
+    let mut dense_bits = Array::<u32>::new(per_unit);
+    let mut total = 0u32;
     if sparse {
-        let group = comptime!((8 / lanes).clamp(1, per_unit));
-        let bits = steps.bits(mask, layout, group, lanes, words, cube_size, per_unit);
+        total += steps.load(
+            &mut sparse_bits,
+            mask,
+            layout,
+            group,
+            lanes,
+            words,
+            cube_size,
+            per_unit,
+        );
+    } else {
+        total += steps.load(
+            &mut dense_bits,
+            mask,
+            layout,
+            1usize,
+            lanes,
+            words,
+            cube_size,
+            per_unit,
+        );
+    }
+    // Rows before this plane's first: the tile's offset, then the planes before this one.
+    let row = (tile_offset + planes_before(plane_sum(total), cube_size)) as usize;
+    if sparse {
         steps.write::<O>(
-            &bits,
+            &sparse_bits,
             coordinates,
             row,
             layout,
@@ -431,7 +451,7 @@ fn write_tile_planes<O: Int>(
         );
     } else {
         steps.write::<O>(
-            &bits,
+            &dense_bits,
             coordinates,
             row,
             layout,
@@ -472,11 +492,12 @@ impl PlaneSteps {
         self.run + comptime!(step * group) * self.units + self.lane * in_step
     }
 
-    /// The unit's bits in each step of `group` vectors (`lanes` bits per vector, in element
-    /// order), from the mask.
+    /// Loads the unit's bits in each step of `group` vectors (`lanes` bits per vector, in
+    /// element order) from the mask into `bits`, and returns how many are set.
     #[allow(clippy::too_many_arguments)]
-    fn bits(
+    fn load(
         &self,
+        bits: &mut Array<u32>,
         mask: &[u32],
         layout: &TileLayout,
         #[comptime] group: usize,
@@ -484,11 +505,10 @@ impl PlaneSteps {
         #[comptime] words: usize,
         #[comptime] cube_size: usize,
         #[comptime] per_unit: usize,
-    ) -> Array<u32> {
-        let steps = comptime!(per_unit.div_ceil(group));
-        let mut bits = Array::<u32>::new(steps);
+    ) -> u32 {
+        let mut total = 0u32;
         #[unroll]
-        for step in 0..steps {
+        for step in 0..comptime!(per_unit.div_ceil(group)) {
             let in_step = comptime!(group.min(per_unit - step * group));
             let q = self.vector(step, group, per_unit);
             let mut b = 0u32;
@@ -500,11 +520,12 @@ impl PlaneSteps {
                 }
             }
             bits[step] = b;
+            total += b.count_ones();
         }
-        bits
+        total
     }
 
-    /// Writes the rows of `bits` (from [`PlaneSteps::bits`] with the same `group`) from row
+    /// Writes the rows of `bits` (from [`PlaneSteps::load`] with the same `group`) from row
     /// `row`, the plane's first, on. Two steps' counts per plane scan, in 16-bit fields: a
     /// step holds at most 32 bits, so a field sums at most `32 * PLANE_DIM <= 4096` and never
     /// carries into the next.
