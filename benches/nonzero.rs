@@ -27,13 +27,10 @@ use burn_cubecl::tensor::CubeTensor;
 use burn_dml_ops::prelude::*;
 use burn_dml_ops_kernels::StorageWidth;
 use burn_dml_ops_kernels::nonzero::{
-    CompactionInput, CompactionOutput, CompactionPlan, CubeScan, NonZeroPredicate,
-    launch_nonzero_coordinates, nonzero_scan_tiles, nonzero_tile_counts, nonzero_write_coordinates,
+    CompactionInput, CompactionOutput, CompactionPlan, CompactionStages, CubeScan, NonZeroPredicate,
 };
 use criterion::{BenchmarkId, Criterion};
-use cubecl::ir::{ElemType, IntKind, UIntKind};
-use cubecl::prelude::*;
-use cubecl::server::Handle;
+use cubecl::ir::{ElemType, IntKind};
 
 const GROUP: &str = "nonzero";
 const NAMES: [&str; 3] = ["nonzero", "copy", "argwhere"];
@@ -83,14 +80,14 @@ fn plans(scan: CubeScan) -> Vec<(String, CompactionPlan)> {
         .collect()
 }
 
-/// The padded i32 coordinates of the non-zero elements of the 1-D f32 `input`, through the
-/// kernel crate's launcher with `plan`; the outputs are returned to live until the sync.
-fn launch(input: &CubeTensor, plan: CompactionPlan) -> [cubecl::server::Handle; 2] {
+/// The i32 coordinates of the non-zero elements of the 1-D f32 `input` under `plan`, through
+/// the kernel crate's launcher, one stage after another as `launch_nonzero_coordinates` runs
+/// them; the stages hold the fresh outputs, alive until the sync, and can be launched again
+/// one at a time.
+fn launch(input: &CubeTensor, plan: CompactionPlan) -> CompactionStages {
     let client = &input.client;
     let len = input.meta.shape()[0];
-    let count = client.empty(4);
-    let coordinates = client.empty(len * 4);
-    launch_nonzero_coordinates(
+    let stages = CompactionStages::new(
         client,
         &CompactionInput {
             handle: input.handle.clone(),
@@ -99,155 +96,18 @@ fn launch(input: &CubeTensor, plan: CompactionPlan) -> [cubecl::server::Handle; 
             dims: &[len],
         },
         &CompactionOutput {
-            count: count.clone(),
-            coordinates: coordinates.clone(),
+            count: client.empty(4),
+            coordinates: client.empty(len * 4),
             elem: ElemType::Int(IntKind::I32),
             fill: None,
         },
         plan,
     )
     .expect("a valid launch");
-    [count, coordinates]
-}
-
-/// The compaction's three launches on one input, with their scratch buffers, to time them one
-/// at a time (`NONZERO_BENCH_STAGES=1`): the geometry repeats the launcher's for i32
-/// coordinates of a 1-D f32 input and the crate's plan.
-struct Stages {
-    client: cubecl::client::Client,
-    input: Handle,
-    len: usize,
-    lanes: usize,
-    tiles: usize,
-    words: usize,
-    mask_len: usize,
-    tile_counts: Handle,
-    tile_offsets: Handle,
-    mask: Handle,
-    count: Handle,
-    coordinates: Handle,
-    plan: CompactionPlan,
-}
-
-impl Stages {
-    fn new(input: &CubeTensor) -> Self {
-        let client = input.client.clone();
-        let len = input.meta.shape()[0];
-        let plan = CompactionPlan::for_client(&client);
-        let mut lanes = client
-            .io_optimized_vector_sizes(4)
-            .max()
-            .unwrap_or(1)
-            .min(32);
-        while lanes > 1 && !len.is_multiple_of(lanes) {
-            lanes /= 2;
-        }
-        let tiles = (len / lanes).div_ceil(plan.tile_vectors());
-        let words = plan.per_unit.div_ceil(32 / lanes);
-        let mask_len = tiles * words * plan.cube_size;
-        Self {
-            input: input.handle.clone(),
-            tile_counts: client.empty(tiles * 4),
-            tile_offsets: client.empty((tiles + 1) * 4),
-            mask: client.empty(mask_len * 4),
-            count: client.empty(4),
-            coordinates: client.empty(len * 4),
-            client,
-            len,
-            lanes,
-            tiles,
-            words,
-            mask_len,
-            plan,
-        }
-    }
-
-    fn cube_dim(&self) -> CubeDim {
-        CubeDim::new_1d(self.plan.cube_size as u32)
-    }
-
-    fn tile_cubes(&self) -> CubeCount {
-        CubeCount::new_1d(self.tiles as u32)
-    }
-
-    /// Step 1: the tile counts and the mask.
-    fn count(&self) {
-        let planes = self.plan.scan == CubeScan::Planes;
-        // SAFETY: the launcher's geometry; see `launch_nonzero_coordinates`.
-        unsafe {
-            nonzero_tile_counts::launch_unchecked(
-                &self.client,
-                self.tile_cubes(),
-                self.cube_dim(),
-                AddressType::U32,
-                self.lanes,
-                BufferArg::from_raw_parts(self.input.clone(), self.len),
-                BufferArg::from_raw_parts(self.tile_counts.clone(), self.tiles),
-                BufferArg::from_raw_parts(self.mask.clone(), self.mask_len),
-                self.len / self.lanes,
-                self.tiles,
-                true,
-                self.plan.cube_size,
-                planes,
-                self.plan.per_unit,
-                self.words,
-                ElemType::UInt(UIntKind::U32),
-            );
-        }
-    }
-
-    /// Step 2: the tile offsets and the count.
-    fn scan(&self) {
-        let planes = self.plan.scan == CubeScan::Planes;
-        // SAFETY: the launcher's geometry; see `launch_nonzero_coordinates`.
-        unsafe {
-            nonzero_scan_tiles::launch_unchecked(
-                &self.client,
-                CubeCount::Static(1, 1, 1),
-                self.cube_dim(),
-                AddressType::U32,
-                BufferArg::from_raw_parts(self.tile_counts.clone(), self.tiles),
-                BufferArg::from_raw_parts(self.tile_offsets.clone(), self.tiles + 1),
-                BufferArg::from_raw_parts(self.count.clone(), 1),
-                self.tiles,
-                self.tiles.div_ceil(self.plan.cube_size),
-                self.plan.cube_size,
-                planes,
-                ElemType::Int(IntKind::I32),
-            );
-        }
-    }
-
-    /// Step 3: the coordinates, from the mask and the offsets.
-    fn write(&self) {
-        let planes = self.plan.scan == CubeScan::Planes;
-        let mut dims = SequenceArg::new();
-        dims.push(self.len as u32);
-        // SAFETY: the launcher's geometry; see `launch_nonzero_coordinates`.
-        unsafe {
-            nonzero_write_coordinates::launch_unchecked(
-                &self.client,
-                self.tile_cubes(),
-                self.cube_dim(),
-                AddressType::U32,
-                BufferArg::from_raw_parts(self.mask.clone(), self.mask_len),
-                BufferArg::from_raw_parts(self.tile_offsets.clone(), self.tiles + 1),
-                BufferArg::from_raw_parts(self.coordinates.clone(), self.len),
-                dims,
-                InputScalar::new(0i64, ElemType::Int(IntKind::I32)),
-                self.len / self.lanes,
-                self.tiles,
-                self.len,
-                self.lanes,
-                self.words,
-                false,
-                self.plan.cube_size,
-                self.plan.per_unit,
-                planes,
-                ElemType::Int(IntKind::I32),
-            );
-        }
-    }
+    stages.count();
+    stages.offsets();
+    stages.rows();
+    stages
 }
 
 fn main() {
@@ -307,15 +167,16 @@ fn main() {
                 });
             }
             if std::env::var_os("NONZERO_BENCH_STAGES").is_some() {
-                let stages: Vec<Stages> = cubes.iter().map(Stages::new).collect();
-                for stage in &stages {
-                    stage.count();
-                    stage.scan();
-                }
+                let crate_plan = CompactionPlan::for_client(&cubes[0].client);
+                let stages: Vec<CompactionStages> =
+                    cubes.iter().map(|x| launch(x, crate_plan)).collect();
                 for (name, run) in [
-                    ("stage count", Stages::count as fn(&Stages)),
-                    ("stage scan", Stages::scan),
-                    ("stage write", Stages::write),
+                    (
+                        "stage count",
+                        CompactionStages::count as fn(&CompactionStages),
+                    ),
+                    ("stage scan", CompactionStages::offsets),
+                    ("stage write", CompactionStages::rows),
                 ] {
                     group.bench_with_input(BenchmarkId::new(name, &parameter), &stages, |b, xs| {
                         b.iter_custom(|iters| common::time_queued(&device, iters, xs, run))

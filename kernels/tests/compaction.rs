@@ -7,8 +7,8 @@
 mod common;
 
 use burn_dml_ops_kernels::nonzero::{
-    CompactionInput, CompactionOutput, CompactionPlan, CubeScan, NonZeroPredicate,
-    launch_nonzero_coordinates,
+    CompactionInput, CompactionOutput, CompactionPlan, CompactionStages, CubeScan,
+    NonZeroPredicate, launch_nonzero_coordinates,
 };
 use burn_dml_ops_kernels::{KernelError, StorageWidth};
 use common::client;
@@ -244,6 +244,48 @@ fn sparse_and_dense_tiles_side_by_side() {
         input.extend(values(38, 50, 3));
         check(&client, &input, &[input.len()], None, plan);
         check(&client, &input, &[2, input.len() / 2], Some(-1), plan);
+    }
+}
+
+/// The launcher's stages run one at a time, and the last one again on its own (as the benchmark
+/// times it), give the launcher's result.
+#[test]
+fn stages_one_at_a_time_match_the_launcher() {
+    let client = client();
+    let values = values(5000, 30, 11);
+    let dims = [50, 100];
+    let (expected_count, expected) = oracle(&values, &dims, -1);
+    for plan in plans() {
+        let count = client.create_from_slice(i32::as_bytes(&[-7]));
+        let coordinates = client.create_from_slice(i32::as_bytes(&[-7i32; 10_000]));
+        let stages = CompactionStages::new(
+            &client,
+            &CompactionInput {
+                handle: client.create_from_slice(u32::as_bytes(&values)),
+                width: StorageWidth::W32,
+                predicate: NonZeroPredicate::AnyBit,
+                dims: &dims,
+            },
+            &CompactionOutput {
+                count: count.clone(),
+                coordinates: coordinates.clone(),
+                elem: ElemType::Int(IntKind::I32),
+                fill: Some(-1),
+            },
+            plan,
+        )
+        .expect("a valid plan");
+        stages.count();
+        stages.offsets();
+        stages.rows();
+        stages.rows();
+        let count = i32::from_bytes(&client.read_one(count).unwrap())[0];
+        let rows = i32::from_bytes(&client.read_one(coordinates).unwrap()).to_vec();
+        assert_eq!(
+            (count, rows),
+            (expected_count, expected.clone()),
+            "{plan:?}"
+        );
     }
 }
 

@@ -150,151 +150,242 @@ pub struct CompactionOutput {
 /// Three launches, none of which waits for the host: the tile counts (which read the input once
 /// and leave one bit per element), the tile offsets (one cube), and the coordinates with the
 /// padding (from the bits). Every store is guarded by the buffers' lengths, whatever the scans
-/// compute.
+/// compute. [`CompactionStages`] runs them one at a time.
 ///
 /// # Errors
 ///
-/// [`KernelError`] when `output.elem` is not an integer, a buffer type cannot be bound, a
-/// handle is too small, the element count overflows or does not fit in `u32`, or `plan` is out
-/// of range. Nothing is launched then.
+/// As [`CompactionStages::new`]. Nothing is launched then.
 pub fn launch_nonzero_coordinates(
     client: &Client,
     input: &CompactionInput<'_>,
     output: &CompactionOutput,
     plan: CompactionPlan,
 ) -> Result<(), KernelError> {
-    plan.check(client)?;
-    let output_elem = output.elem;
-    if !matches!(output_elem, ElemType::Int(_) | ElemType::UInt(_)) {
-        return Err(KernelError::NotAnInteger { elem: output_elem });
-    }
-    let (dims, input_width) = (input.dims, input.width);
-    let width = dims.len();
-    let len = dims
-        .iter()
-        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
-        .filter(|&len| u32::try_from(len).is_ok())
-        .ok_or_else(|| KernelError::TooLarge {
-            detail: format!(
-                "the coordinate dims {dims:?} hold more elements than the compaction's 32-bit \
-                 tile offsets count"
-            ),
-        })?;
-    let elements = len
-        .checked_mul(width)
-        .ok_or_else(|| KernelError::TooLarge {
-            detail: format!("{len} rows of {width} coordinates overflow usize"),
-        })?;
-    let input_elem = input_width.unsigned();
-    require_binding(client, input_elem, "input")?;
-    require_binding(client, output_elem, "output")?;
-    require_len(&input.handle, len, input_width.bytes(), "input")?;
-    require_len(&output.count, 1, output_elem.size(), "count")?;
-    require_len(
-        &output.coordinates,
-        elements,
-        output_elem.size(),
-        "coordinates",
-    )?;
-
-    // At most 32 lanes, so that a unit's flags for one vector fit in one mask word.
-    let mut lanes = vector_size_for(client, &[input_width.bytes()]).min(32);
-    while lanes > 1 && !len.is_multiple_of(lanes) {
-        lanes /= 2;
-    }
-    let vectors = len / lanes;
-    let CompactionPlan {
-        scan,
-        cube_size,
-        per_unit,
-    } = plan;
-    let tiles = vectors.div_ceil(plan.tile_vectors());
-    // Mask words per unit and tile: `per_unit * lanes` bits, whole rows in each word.
-    let rows_per_word = 32 / lanes;
-    let words = per_unit.div_ceil(rows_per_word);
-    let mask_len = (tiles * words * cube_size).max(1);
-    let address = AddressType::from_len(len.max(elements).max(mask_len));
-    // Zero-sized bindings are not portable: every scratch buffer holds at least one element.
-    let tile_counts = client.empty(tiles.max(1) * size_of::<u32>());
-    let tile_offsets = client.empty((tiles + 1) * size_of::<u32>());
-    let mask = client.empty(mask_len * size_of::<u32>());
-    let tile_cubes = cubecl::calculate_cube_count_elemwise(
-        client,
-        tiles * cube_size,
-        CubeDim::new_1d(cube_size as u32),
-    );
-    let cube_dim = CubeDim::new_1d(cube_size as u32);
-    let ignore_sign = input.predicate == NonZeroPredicate::AnyBitButSign;
-    let planes = scan == CubeScan::Planes;
-
-    // SAFETY: the kernels read `input` below `vectors * lanes = len` elements and index the
-    // scratch buffers below `tiles` (counts), `tiles + 1` (offsets) and `tiles * words *
-    // cube_size` (mask) elements, by construction of the tile geometry; every coordinate store
-    // checks its row against `len` and the padding stores stop at `len * width`, so no scan
-    // result can send a store outside `coordinates`.
-    unsafe {
-        if tiles > 0 {
-            nonzero_tile_counts::launch_unchecked(
-                client,
-                tile_cubes.clone(),
-                cube_dim,
-                address,
-                lanes,
-                BufferArg::from_raw_parts(input.handle.clone(), len),
-                BufferArg::from_raw_parts(tile_counts.clone(), tiles),
-                BufferArg::from_raw_parts(mask.clone(), mask_len),
-                vectors,
-                tiles,
-                ignore_sign,
-                cube_size,
-                planes,
-                per_unit,
-                words,
-                input_elem,
-            );
-        }
-        nonzero_scan_tiles::launch_unchecked(
-            client,
-            CubeCount::Static(1, 1, 1),
-            cube_dim,
-            address,
-            BufferArg::from_raw_parts(tile_counts, tiles.max(1)),
-            BufferArg::from_raw_parts(tile_offsets.clone(), tiles + 1),
-            BufferArg::from_raw_parts(output.count.clone(), 1),
-            tiles,
-            tiles.div_ceil(cube_size),
-            cube_size,
-            planes,
-            output_elem,
-        );
-        if tiles > 0 && width > 0 {
-            let mut dims_arg = SequenceArg::new();
-            for &dim in dims {
-                // Fits: the dims multiply to `len`, which fits in u32.
-                dims_arg.push(dim as u32);
-            }
-            nonzero_write_coordinates::launch_unchecked(
-                client,
-                tile_cubes,
-                cube_dim,
-                address,
-                BufferArg::from_raw_parts(mask, mask_len),
-                BufferArg::from_raw_parts(tile_offsets, tiles + 1),
-                BufferArg::from_raw_parts(output.coordinates.clone(), elements),
-                dims_arg,
-                InputScalar::new(output.fill.unwrap_or(0), output_elem),
-                vectors,
-                tiles,
-                len,
-                lanes,
-                words,
-                output.fill.is_some(),
-                cube_size,
-                per_unit,
-                planes,
-                output_elem,
-            );
-        }
-    }
+    let stages = CompactionStages::new(client, input, output, plan)?;
+    stages.count();
+    stages.offsets();
+    stages.rows();
     Ok(())
+}
+
+/// A checked compaction with its scratch buffers allocated, launched one stage at a time:
+/// [`launch_nonzero_coordinates`] is [`count`](Self::count), [`offsets`](Self::offsets) and
+/// [`rows`](Self::rows) in that order. Apart, the stages are for timing each launch (the
+/// `nonzero` benchmark's `NONZERO_BENCH_STAGES`); out of order they compute garbage but stay
+/// inside their buffers, since every index is bounded by the checked geometry.
+pub struct CompactionStages {
+    client: Client,
+    input: Handle,
+    input_elem: ElemType,
+    ignore_sign: bool,
+    dims: Vec<u32>,
+    count: Handle,
+    coordinates: Handle,
+    output_elem: ElemType,
+    fill: Option<i64>,
+    plan: CompactionPlan,
+    len: usize,
+    lanes: usize,
+    tiles: usize,
+    words: usize,
+    mask_len: usize,
+    address: AddressType,
+    tile_counts: Handle,
+    tile_offsets: Handle,
+    mask: Handle,
+}
+
+impl CompactionStages {
+    /// Checks `input`, `output` and `plan` against each other and the runtime, and allocates
+    /// the scratch buffers from `client`'s memory pool. Launches nothing.
+    ///
+    /// # Errors
+    ///
+    /// [`KernelError`] when `output.elem` is not an integer, a buffer type cannot be bound, a
+    /// handle is too small, the element count overflows or does not fit in `u32`, or `plan` is
+    /// out of range.
+    pub fn new(
+        client: &Client,
+        input: &CompactionInput<'_>,
+        output: &CompactionOutput,
+        plan: CompactionPlan,
+    ) -> Result<Self, KernelError> {
+        plan.check(client)?;
+        let output_elem = output.elem;
+        if !matches!(output_elem, ElemType::Int(_) | ElemType::UInt(_)) {
+            return Err(KernelError::NotAnInteger { elem: output_elem });
+        }
+        let (dims, input_width) = (input.dims, input.width);
+        let width = dims.len();
+        let len = dims
+            .iter()
+            .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+            .filter(|&len| u32::try_from(len).is_ok())
+            .ok_or_else(|| KernelError::TooLarge {
+                detail: format!(
+                    "the coordinate dims {dims:?} hold more elements than the compaction's \
+                     32-bit tile offsets count"
+                ),
+            })?;
+        let elements = len
+            .checked_mul(width)
+            .ok_or_else(|| KernelError::TooLarge {
+                detail: format!("{len} rows of {width} coordinates overflow usize"),
+            })?;
+        let input_elem = input_width.unsigned();
+        require_binding(client, input_elem, "input")?;
+        require_binding(client, output_elem, "output")?;
+        require_len(&input.handle, len, input_width.bytes(), "input")?;
+        require_len(&output.count, 1, output_elem.size(), "count")?;
+        require_len(
+            &output.coordinates,
+            elements,
+            output_elem.size(),
+            "coordinates",
+        )?;
+
+        // At most 32 lanes, so that a unit's flags for one vector fit in one mask word.
+        let mut lanes = vector_size_for(client, &[input_width.bytes()]).min(32);
+        while lanes > 1 && !len.is_multiple_of(lanes) {
+            lanes /= 2;
+        }
+        let tiles = (len / lanes).div_ceil(plan.tile_vectors());
+        // Mask words per unit and tile: `per_unit * lanes` bits, whole rows in each word.
+        let words = plan.per_unit.div_ceil(32 / lanes);
+        let mask_len = (tiles * words * plan.cube_size).max(1);
+        Ok(Self {
+            client: client.clone(),
+            input: input.handle.clone(),
+            input_elem,
+            ignore_sign: input.predicate == NonZeroPredicate::AnyBitButSign,
+            // Fits: the dims multiply to `len`, which fits in u32.
+            dims: dims.iter().map(|&d| d as u32).collect(),
+            count: output.count.clone(),
+            coordinates: output.coordinates.clone(),
+            output_elem,
+            fill: output.fill,
+            plan,
+            len,
+            lanes,
+            tiles,
+            words,
+            mask_len,
+            address: AddressType::from_len(len.max(elements).max(mask_len)),
+            // Zero-sized bindings are not portable: every scratch buffer holds at least one
+            // element.
+            tile_counts: client.empty(tiles.max(1) * size_of::<u32>()),
+            tile_offsets: client.empty((tiles + 1) * size_of::<u32>()),
+            mask: client.empty(mask_len * size_of::<u32>()),
+        })
+    }
+
+    fn cube_dim(&self) -> CubeDim {
+        CubeDim::new_1d(self.plan.cube_size as u32)
+    }
+
+    /// One cube per tile.
+    fn tile_cubes(&self) -> CubeCount {
+        cubecl::calculate_cube_count_elemwise(
+            &self.client,
+            self.tiles * self.plan.cube_size,
+            self.cube_dim(),
+        )
+    }
+
+    fn planes(&self) -> bool {
+        self.plan.scan == CubeScan::Planes
+    }
+
+    /// Step 1: reads the input once, writes each tile's count and the mask (one bit per
+    /// element).
+    pub fn count(&self) {
+        if self.tiles == 0 {
+            return;
+        }
+        // SAFETY: the kernel reads `input` below `vectors * lanes = len` elements and writes
+        // `tile_counts` below `tiles` and the mask below `tiles * words * cube_size` elements,
+        // by construction of the tile geometry `new` checked.
+        unsafe {
+            nonzero_tile_counts::launch_unchecked(
+                &self.client,
+                self.tile_cubes(),
+                self.cube_dim(),
+                self.address,
+                self.lanes,
+                BufferArg::from_raw_parts(self.input.clone(), self.len),
+                BufferArg::from_raw_parts(self.tile_counts.clone(), self.tiles),
+                BufferArg::from_raw_parts(self.mask.clone(), self.mask_len),
+                self.len / self.lanes,
+                self.tiles,
+                self.ignore_sign,
+                self.plan.cube_size,
+                self.planes(),
+                self.plan.per_unit,
+                self.words,
+                self.input_elem,
+            );
+        }
+    }
+
+    /// Step 2, one cube: the tiles' offsets from their counts, and the total into `count`.
+    pub fn offsets(&self) {
+        let tiles = self.tiles;
+        // SAFETY: the kernel reads `tile_counts` below `tiles` and writes `tile_offsets` below
+        // `tiles + 1` elements and `count[0]`.
+        unsafe {
+            nonzero_scan_tiles::launch_unchecked(
+                &self.client,
+                CubeCount::Static(1, 1, 1),
+                self.cube_dim(),
+                self.address,
+                BufferArg::from_raw_parts(self.tile_counts.clone(), tiles.max(1)),
+                BufferArg::from_raw_parts(self.tile_offsets.clone(), tiles + 1),
+                BufferArg::from_raw_parts(self.count.clone(), 1),
+                tiles,
+                tiles.div_ceil(self.plan.cube_size),
+                self.plan.cube_size,
+                self.planes(),
+                self.output_elem,
+            );
+        }
+    }
+
+    /// Step 3: the coordinates from the mask and the offsets, and the padding rows when a fill
+    /// is given.
+    pub fn rows(&self) {
+        if self.tiles == 0 || self.dims.is_empty() {
+            return;
+        }
+        let mut dims = SequenceArg::new();
+        for &dim in &self.dims {
+            dims.push(dim);
+        }
+        let elements = self.len * self.dims.len();
+        // SAFETY: the kernel reads the mask and offsets below the lengths `new` allocated;
+        // every coordinate store checks its row against `len` and the padding stores stop at
+        // `len * width`, so no scan result can send a store outside `coordinates`.
+        unsafe {
+            nonzero_write_coordinates::launch_unchecked(
+                &self.client,
+                self.tile_cubes(),
+                self.cube_dim(),
+                self.address,
+                BufferArg::from_raw_parts(self.mask.clone(), self.mask_len),
+                BufferArg::from_raw_parts(self.tile_offsets.clone(), self.tiles + 1),
+                BufferArg::from_raw_parts(self.coordinates.clone(), elements),
+                dims,
+                InputScalar::new(self.fill.unwrap_or(0), self.output_elem),
+                self.len / self.lanes,
+                self.tiles,
+                self.len,
+                self.lanes,
+                self.words,
+                self.fill.is_some(),
+                self.plan.cube_size,
+                self.plan.per_unit,
+                self.planes(),
+                self.output_elem,
+            );
+        }
+    }
 }

@@ -39,6 +39,6 @@ mod scan;
 
 pub use kernel::{nonzero_scan_tiles, nonzero_tile_counts, nonzero_write_coordinates};
 pub use launch::{
-    CompactionInput, CompactionOutput, CompactionPlan, CubeScan, NonZeroPredicate,
-    launch_nonzero_coordinates,
+    CompactionInput, CompactionOutput, CompactionPlan, CompactionStages, CubeScan,
+    NonZeroPredicate, launch_nonzero_coordinates,
 };
