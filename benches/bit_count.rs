@@ -51,7 +51,7 @@ fn values(len: usize, seed: u32) -> Vec<i32> {
 }
 
 /// The launcher's paths compared in the last table, with their names.
-const PATHS: [(&str, BitCountPath); 3] = [
+const PATHS: [(&str, BitCountPath); 4] = [
     (
         "1 vector",
         BitCountPath::Elements {
@@ -64,7 +64,11 @@ const PATHS: [(&str, BitCountPath); 3] = [
             vectors_per_unit: 4,
         },
     ),
-    ("words", BitCountPath::Words),
+    ("words, 1 group", BitCountPath::Words { groups_per_unit: 1 }),
+    (
+        "words, 4 groups",
+        BitCountPath::Words { groups_per_unit: 4 },
+    ),
 ];
 
 /// The i32 counts of the contiguous i32 `input` through the kernel crate's launcher on `path`;

@@ -17,8 +17,9 @@ fn autodiff_devices() -> Vec<Device> {
     let ndarray = Some(Device::ndarray().autodiff());
     #[cfg(not(feature = "ndarray"))]
     let ndarray = None;
-    [flex().autodiff(), wgpu().autodiff()]
+    devices()
         .into_iter()
+        .map(|device| device.autodiff())
         .chain(ndarray)
         .collect()
 }
@@ -352,7 +353,7 @@ fn sgd_through_scatter_nd_reduces_the_loss() {
 /// picks = []`.
 #[test]
 fn assign_without_tuples_passes_the_gradient_through() {
-    for device in [flex().autodiff(), wgpu().autodiff()] {
+    for device in devices().into_iter().map(|device| device.autodiff()) {
         for (shape, value) in [([1usize], 5.0f32), ([3], 2.0)] {
             let n = shape[0];
             let input = Tensor::<1>::from_data(TensorData::new(vec![value; n], shape), &device)
@@ -484,7 +485,7 @@ proptest::proptest! {
                 .collect()
         };
         let reduction = if assign { Reduction::Assign } else { Reduction::Add };
-        for device in [flex().autodiff(), wgpu().autodiff()] {
+        for device in devices().into_iter().map(|device| device.autodiff()) {
             with_rank!(
                 shape.len(),
                 gradient_case(

@@ -810,7 +810,8 @@ fn validation_errors_name_the_rule() {
     }
 
     // Tensors on different devices.
-    let (flex, wgpu) = (flex(), wgpu());
+    let Some(wgpu) = gpu() else { return };
+    let flex = flex();
     let err = Tensor::<1>::zeros([4], &flex)
         .try_scatter_nd(
             Tensor::<2, Int>::from_data([[0]], &wgpu),
@@ -835,7 +836,7 @@ fn scatter_nd_update_panics_with_the_message() {
 #[cfg(not(feature = "vulkan"))]
 #[test]
 fn unsupported_dtypes_on_wgsl_are_errors() {
-    let device = wgpu();
+    let Some(device) = gpu() else { return };
     for dtype in [DType::I8, DType::U16, DType::F16] {
         if can_store(&device, dtype) {
             continue;
@@ -939,7 +940,9 @@ fn empty_operands() {
 /// more of them, nothing read back in between.
 #[test]
 fn composes_inside_fusion_graphs() {
-    let device = default_device();
+    let Some(device) = default_device() else {
+        return;
+    };
     let base = Tensor::<2>::ones([3, 4], &device) * 2.0;
     let indices = Tensor::<1, Int>::arange(0..3, &device)
         .reshape([3, 1])
@@ -1101,7 +1104,8 @@ proptest! {
     /// The kernels on wgpu against the same oracle.
     #[test]
     fn wgpu_random_cases_match_the_oracle(case in case_strategy()) {
-        check_random(&[wgpu()], case);
+        let Some(device) = gpu() else { return Ok(()) };
+        check_random(&[device], case);
     }
 }
 

@@ -133,9 +133,11 @@ fn bytes(count: usize, seed: u64) -> Vec<u8> {
         .collect()
 }
 
-/// The word path and the typed path with 1, 3 and 4 vectors per unit.
-const PATHS: [BitCountPath; 4] = [
-    BitCountPath::Words,
+/// The word path with 1 and 3 groups per unit and the typed path with 1, 3 and 4 vectors per
+/// unit.
+const PATHS: [BitCountPath; 5] = [
+    WORDS,
+    BitCountPath::Words { groups_per_unit: 3 },
     BitCountPath::Elements {
         vectors_per_unit: 1,
     },
@@ -149,6 +151,7 @@ const PATHS: [BitCountPath; 4] = [
 const ONE: BitCountPath = BitCountPath::Elements {
     vectors_per_unit: 1,
 };
+const WORDS: BitCountPath = BitCountPath::Words { groups_per_unit: 1 };
 
 /// Whether `client` binds buffers of `elem`.
 fn binds(client: &Client, elem: ElemType) -> bool {
@@ -160,14 +163,15 @@ fn binds(client: &Client, elem: ElemType) -> bool {
 
 /// Whether `client` can run `path` for these widths on a contiguous input.
 fn runs(client: &Client, path: BitCountPath, input: StorageWidth, output: ElemType) -> bool {
-    path == BitCountPath::Words || (binds(client, input.unsigned()) && binds(client, output))
+    matches!(path, BitCountPath::Words { .. })
+        || (binds(client, input.unsigned()) && binds(client, output))
 }
 
 const LENGTHS: [usize; 12] = [1, 2, 3, 4, 5, 7, 8, 9, 15, 33, 1027, 70_001];
 
 #[test]
 fn every_width_pair_matches_the_host() {
-    let client = client();
+    let Some(client) = client() else { return };
     for path in PATHS {
         for input in WIDTHS {
             for out in WIDTHS {
@@ -194,7 +198,7 @@ fn every_width_pair_matches_the_host() {
 
 #[test]
 fn all_ones_and_all_zeros_count_every_bit() {
-    let client = client();
+    let Some(client) = client() else { return };
     for path in PATHS {
         for input in WIDTHS {
             let output = output_elem(StorageWidth::W8, false);
@@ -222,7 +226,7 @@ fn all_ones_and_all_zeros_count_every_bit() {
 
 #[test]
 fn strided_views_are_read_where_they_lie() {
-    let client = client();
+    let Some(client) = client() else { return };
     // (shape, strides, elements in the buffer)
     let views: &[(&[usize], &[usize], usize)] = &[
         (&[5, 3], &[1, 5], 15),       // a transposed 3×5
@@ -233,21 +237,22 @@ fn strided_views_are_read_where_they_lie() {
         (&[2, 2, 2, 3], &[24, 1, 12, 4], 48),
         (&[7], &[3], 21),
     ];
-    let path = BitCountPath::Words;
-    for input in WIDTHS {
-        for out in [StorageWidth::W8, StorageWidth::W16, StorageWidth::W32] {
-            let output = output_elem(out, true);
-            {
-                for (i, (shape, strides, elements)) in views.iter().enumerate() {
-                    let data = bytes(elements * input.bytes(), 100 + i as u64);
-                    let view = HostView {
-                        bytes: &data,
-                        width: input.bytes(),
-                        shape,
-                        strides,
-                    };
-                    for offset in [false, true] {
-                        check(&client, &view, offset, output, path);
+    for path in [WORDS, BitCountPath::Words { groups_per_unit: 4 }] {
+        for input in WIDTHS {
+            for out in [StorageWidth::W8, StorageWidth::W16, StorageWidth::W32] {
+                let output = output_elem(out, true);
+                {
+                    for (i, (shape, strides, elements)) in views.iter().enumerate() {
+                        let data = bytes(elements * input.bytes(), 100 + i as u64);
+                        let view = HostView {
+                            bytes: &data,
+                            width: input.bytes(),
+                            shape,
+                            strides,
+                        };
+                        for offset in [false, true] {
+                            check(&client, &view, offset, output, path);
+                        }
                     }
                 }
             }
@@ -257,7 +262,7 @@ fn strided_views_are_read_where_they_lie() {
 
 #[test]
 fn the_path_follows_the_layout_and_the_runtime() {
-    let client = client();
+    let Some(client) = client() else { return };
     let handle = client.create_from_slice(&[0u8; 64]);
     let u8_out = output_elem(StorageWidth::W8, false);
     let i32_out = output_elem(StorageWidth::W32, true);
@@ -268,8 +273,12 @@ fn the_path_follows_the_layout_and_the_runtime() {
         .features
         .plane
         .contains(cubecl::features::Plane::Ops);
+    let per_unit = if gpu { 4 } else { 1 };
     let typed = BitCountPath::Elements {
-        vectors_per_unit: if gpu { 4 } else { 1 },
+        vectors_per_unit: per_unit,
+    };
+    let words = BitCountPath::Words {
+        groups_per_unit: per_unit,
     };
     assert_eq!(
         BitCountPath::for_input(&client, &flat(StorageWidth::W32), i32_out),
@@ -283,14 +292,14 @@ fn the_path_follows_the_layout_and_the_runtime() {
     };
     assert_eq!(
         BitCountPath::for_input(&client, &transposed, i32_out),
-        BitCountPath::Words
+        words
     );
     let output = client.create_from_slice(&[0u8; 64]);
     let err = launch_bit_count(&client, &transposed, output, i32_out, ONE).unwrap_err();
     assert!(matches!(err, KernelError::InvalidPlan { .. }), "{err:?}");
     // cubecl-wgpu's WGSL path binds no 8- or 16-bit integers; the SPIR-V one does.
     let binds_u8 = binds(&client, ElemType::UInt(UIntKind::U8));
-    let expected = if binds_u8 { typed } else { BitCountPath::Words };
+    let expected = if binds_u8 { typed } else { words };
     assert_eq!(
         BitCountPath::for_input(&client, &flat(StorageWidth::W8), i32_out),
         expected
@@ -316,7 +325,7 @@ fn the_path_follows_the_layout_and_the_runtime() {
 
 #[test]
 fn empty_inputs_launch_nothing_and_succeed() {
-    let client = client();
+    let Some(client) = client() else { return };
     for path in PATHS {
         for shape in [&[0usize][..], &[3, 0, 2]] {
             let strides = vec![1; shape.len()];
@@ -340,7 +349,7 @@ fn empty_inputs_launch_nothing_and_succeed() {
 
 #[test]
 fn errors_launch_nothing() {
-    let client = client();
+    let Some(client) = client() else { return };
     let i32_out = output_elem(StorageWidth::W32, true);
     let input = client.create_from_slice(&[0u8; 64]);
     let output = client.create_from_slice(&[0u8; 64]);
@@ -376,7 +385,7 @@ fn errors_launch_nothing() {
         // reads strided views; 18 elements (below) do not fit on either.
         let strided = launch(&view(vec![4], vec![5]), output.clone(), i32_out);
         match path {
-            BitCountPath::Words => assert_eq!(strided, Ok(())),
+            BitCountPath::Words { .. } => assert_eq!(strided, Ok(())),
             BitCountPath::Elements { .. } => {
                 assert!(matches!(strided, Err(KernelError::InvalidPlan { .. })))
             }
@@ -431,17 +440,29 @@ fn errors_launch_nothing() {
             Err(KernelError::TooLarge { .. })
         ));
     }
-    // Vectors per unit outside 1..=8.
-    for vectors_per_unit in [0, 9] {
-        let err = launch_bit_count(
-            &client,
-            &view(vec![4], vec![1]),
-            output.clone(),
-            i32_out,
-            BitCountPath::Elements { vectors_per_unit },
-        )
-        .unwrap_err();
-        assert!(matches!(err, KernelError::InvalidPlan { .. }), "{err:?}");
+    // Vectors or groups per unit outside 1..=8.
+    for per_unit in [0, 9] {
+        for path in [
+            BitCountPath::Elements {
+                vectors_per_unit: per_unit,
+            },
+            BitCountPath::Words {
+                groups_per_unit: per_unit,
+            },
+        ] {
+            let err = launch_bit_count(
+                &client,
+                &view(vec![4], vec![1]),
+                output.clone(),
+                i32_out,
+                path,
+            )
+            .unwrap_err();
+            assert!(
+                err.to_string().contains("per unit is outside 1..=8"),
+                "{err}"
+            );
+        }
     }
     // The word path reads whole words, so a buffer must start on one.
     let misaligned = InputView {
@@ -449,13 +470,7 @@ fn errors_launch_nothing() {
         ..view(vec![4], vec![1])
     };
     assert_eq!(
-        launch_bit_count(
-            &client,
-            &misaligned,
-            output.clone(),
-            i32_out,
-            BitCountPath::Words
-        ),
+        launch_bit_count(&client, &misaligned, output.clone(), i32_out, WORDS),
         Err(KernelError::Misaligned {
             role: "input",
             offset: 2,
@@ -467,7 +482,7 @@ fn errors_launch_nothing() {
         &view(vec![4], vec![1]),
         output.clone().offset_start(6),
         i32_out,
-        BitCountPath::Words,
+        WORDS,
     )
     .unwrap_err();
     assert!(err.to_string().contains("not a multiple of 4"), "{err}");
@@ -475,7 +490,8 @@ fn errors_launch_nothing() {
 
 #[test]
 fn contiguous_views_are_recognised() {
-    let handle = client().create_from_slice(&[0u8; 4]);
+    let Some(client) = client() else { return };
+    let handle = client.create_from_slice(&[0u8; 4]);
     let view = |shape: Vec<usize>, strides: Vec<usize>| InputView {
         handle: handle.clone(),
         width: StorageWidth::W8,
@@ -528,7 +544,7 @@ proptest! {
         offset in any::<bool>(),
         seed in any::<u64>(),
     ) {
-        let client = client();
+        let Some(client) = client() else { return Ok(()) };
         let input = WIDTHS[input];
         let output = output_elem(WIDTHS[out], seed % 2 == 0);
         let contiguous = strides.iter().zip(&shape).rev().scan(1, |expected, (&stride, &size)| {
@@ -536,7 +552,11 @@ proptest! {
             *expected *= size;
             Some(ok)
         }).all(|ok| ok);
-        let path = if words { BitCountPath::Words } else { ONE };
+        let path = if words {
+            BitCountPath::Words { groups_per_unit: 1 + (seed % 4) as usize }
+        } else {
+            ONE
+        };
         prop_assume!(runs(&client, path, input, output) && (words || contiguous));
         let data = bytes(elements * input.bytes(), seed);
         let view = HostView { bytes: &data, width: input.bytes(), shape: &shape, strides: &strides };

@@ -93,7 +93,8 @@ fn check(client: &Client, backend: &str) {
 
 #[test]
 fn min_and_max_keep_nan_and_signed_zero_rules() {
-    check(&client(), "the default adapter");
+    let Some(client) = client() else { return };
+    check(&client, "the default adapter");
 }
 
 #[test]
@@ -129,7 +130,7 @@ fn host_reduce(values: &[i64], targets: &[usize], updates: &[i64], op: ReduceOp)
 /// one of 5 targets: the launcher returns the strategy it ran, and the result is the host's.
 #[test]
 fn each_strategy_as_an_argument_matches_the_host() {
-    let client = client();
+    let Some(client) = client() else { return };
     let i32_elem = ElemType::Int(IntKind::I32);
     let rows = 4000usize;
     let targets: Vec<usize> = (0..rows).map(|r| (r * 7919) % 5).collect();

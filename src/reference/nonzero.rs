@@ -2,6 +2,8 @@
 
 use burn::tensor::{DType, IntDType, TensorData};
 
+use super::reserve;
+
 /// `(count, coordinates)` of the non-zero elements of `data`: `count` has shape `[1]`,
 /// `coordinates` shape `[numel, width]` with the coordinates of the last `width` dimensions in
 /// ascending element order, and padding rows set to `fill` (zero when `None`).
@@ -24,15 +26,11 @@ pub(crate) fn nonzero_coordinates(
     // The fixed output shape is `numel` rows however few are non-zero: reserve it first, so
     // that a host without the memory gets a panic that says so, not an abort.
     let len = numel.saturating_mul(width);
-    let mut coordinates: Vec<i64> = Vec::new();
-    if coordinates.try_reserve_exact(len).is_err() {
-        panic!(
-            "NonZeroCoordinates: the output of {numel} rows of {width} coordinates needs {} \
-             bytes of host memory, which could not be allocated; split the input along its \
-             first dimension",
-            len.saturating_mul(size_of::<i64>())
-        );
-    }
+    let mut coordinates: Vec<i64> = reserve(
+        "NonZeroCoordinates",
+        &format!("the output of {numel} rows of {width} coordinates"),
+        len,
+    );
     coordinates.resize(len, fill.unwrap_or(0));
     let mut count = 0usize;
     for (flat, element) in data.as_bytes().chunks_exact(bytes).enumerate() {

@@ -3,17 +3,22 @@
 use burn::tensor::{DType, TensorData};
 use half::{bf16, f16};
 
+use super::reserve;
 use crate::ops::{OutOfRange, Reduction};
+
+const OPERATOR: &str = "ScatterND";
 
 /// The values of an Int tensor's data, exactly (signed and unsigned 64-bit values both fit).
 /// Read element by element: the only copy of the indices made is the returned one.
 pub(crate) fn index_values(indices: &TensorData) -> Vec<i128> {
+    let mut values = reserve(OPERATOR, "the index values", indices.num_elements());
     match indices.dtype() {
         DType::U8 | DType::U16 | DType::U32 | DType::U64 => {
-            indices.iter::<u64>().map(i128::from).collect()
+            values.extend(indices.iter::<u64>().map(i128::from))
         }
-        _ => indices.iter::<i64>().map(i128::from).collect(),
+        _ => values.extend(indices.iter::<i64>().map(i128::from)),
     }
+    values
 }
 
 /// The coordinate `value` addresses in a dimension of size `dim`: a negative value counts from
@@ -34,14 +39,14 @@ pub(crate) fn resolve_index(value: i128, dim: usize, clamp: bool) -> Option<usiz
 /// The target slice of each index tuple in `indices` (`[rows, k]` row-major) over the indexed
 /// dimensions `dims`, or `None` for a skipped tuple.
 pub(crate) fn target_slices(indices: &[i128], dims: &[usize], clamp: bool) -> Vec<Option<usize>> {
-    indices
-        .chunks_exact(dims.len())
-        .map(|tuple| {
-            tuple.iter().zip(dims).try_fold(0usize, |target, (&v, &d)| {
-                resolve_index(v, d, clamp).map(|c| target * d + c)
-            })
+    let tuples = indices.chunks_exact(dims.len());
+    let mut targets = reserve(OPERATOR, "the target of each index tuple", tuples.len());
+    targets.extend(tuples.map(|tuple| {
+        tuple.iter().zip(dims).try_fold(0usize, |target, (&v, &d)| {
+            resolve_index(v, d, clamp).map(|c| target * d + c)
         })
-        .collect()
+    }));
+    targets
 }
 
 /// An element type the reductions can combine: integers wrap, floats round in their own type.
@@ -86,15 +91,17 @@ macro_rules! combine_float {
 combine_int!(i8, i16, i32, i64, u8, u16, u32, u64);
 combine_float!(f16, bf16, f32, f64);
 
-/// Applies the rows of `updates` to `output` in row order.
+/// A copy of `input` with the rows of `updates` applied in row order.
 fn apply<T: Combine>(
-    output: &mut TensorData,
+    input: &TensorData,
     updates: &TensorData,
     targets: &[Option<usize>],
     slice: usize,
     reduction: Reduction,
-) {
-    let out = output.as_mut_slice::<T>().expect("output dtype");
+) -> TensorData {
+    let input_values = input.as_slice::<T>().expect("input dtype");
+    let mut out = reserve(OPERATOR, "the output", input_values.len());
+    out.extend_from_slice(input_values);
     let updates = updates
         .as_slice::<T>()
         .expect("updates have the input's dtype");
@@ -105,6 +112,7 @@ fn apply<T: Combine>(
             *element = element.combine(update, reduction);
         }
     }
+    TensorData::new(out, input.shape().clone())
 }
 
 /// `input` with `updates` scattered at `indices` (`[..., k]`): the rows of `updates` (its
@@ -129,7 +137,8 @@ pub(crate) fn scatter_nd(
     if reduction == Reduction::Assign {
         // Only bits move: works for every dtype, bool included.
         let bytes = input.dtype().size() * slice;
-        let mut raw = input.as_bytes().to_vec();
+        let mut raw = reserve(OPERATOR, "the output", input.as_bytes().len());
+        raw.extend_from_slice(input.as_bytes());
         let updates = updates.as_bytes();
         for (row, target) in targets.iter().enumerate() {
             if let Some(target) = target {
@@ -156,9 +165,7 @@ pub(crate) fn scatter_nd(
             "ScatterND: {reduction:?} on {dtype:?} data; the tensor extension traits refuse it"
         ),
     };
-    let mut output = input.clone();
-    run(&mut output, updates, &targets, slice, reduction);
-    output
+    run(input, updates, &targets, slice, reduction)
 }
 
 /// ScatterND's adjoint for the updates: the slices of `input` that the index tuples of
@@ -179,7 +186,9 @@ pub(crate) fn gather_nd(
         out_of_range == OutOfRange::Clamp,
     );
     let source = input.as_bytes();
-    let mut raw = vec![0u8; targets.len() * bytes];
+    let len = targets.len().saturating_mul(bytes);
+    let mut raw = reserve("ScatterND gradient", "the gathered slices", len);
+    raw.resize(len, 0u8);
     // An empty slice (`bytes == 0`) leaves `raw` empty; `max(1)` only keeps the chunk size legal.
     for (row, target) in raw.chunks_exact_mut(bytes.max(1)).zip(&targets) {
         if let Some(target) = target {

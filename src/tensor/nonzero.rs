@@ -100,6 +100,12 @@ pub trait NonZeroExt {
     /// the output dtype cannot hold, an input with more elements than the output dtype can
     /// count, or one of more than `u32::MAX` elements (not supported yet); [`DmlOpsError::UnsupportedDType`] for an input or output dtype the device cannot
     /// hold.
+    ///
+    /// # Panics
+    ///
+    /// When the memory for the output cannot be allocated, as Burn's own operations do: no
+    /// check can know beforehand what the host or device will grant. On Flex the output is
+    /// reserved first, so the panic names its size instead of aborting the process.
     fn nonzero_coordinates_with(
         self,
         options: NonZeroOptions,

@@ -79,14 +79,16 @@ fn count_element(input: &[u32], element: usize, #[comptime] bytes: usize) -> u32
     count
 }
 
-/// Puts the counts of elements `first..first + per_unit` of a contiguous buffer into `counts`,
-/// 0 past `len`. Each word is loaded once, and only when it holds an element before `len`.
+/// Puts the counts of elements `first..first + per_unit` of a contiguous buffer into
+/// `counts[at..at + per_unit]`, 0 past `len`. Each word is loaded once, and only when it holds
+/// an element before `len`.
 #[cube]
 fn count_contiguous(
     input: &[u32],
     counts: &mut Array<u32>,
     first: usize,
     len: usize,
+    #[comptime] at: usize,
     #[comptime] bytes: usize,
     #[comptime] per_unit: usize,
 ) {
@@ -118,12 +120,12 @@ fn count_contiguous(
                 count += loaded[comptime!(j * words_per_element + w)].count_ones();
             }
         }
-        counts[j] = select(first + j < len, count, 0u32);
+        counts[comptime!(at + j)] = select(first + j < len, count, 0u32);
     }
 }
 
-/// Stores the counts of elements `first..first + per_unit` as `bytes`-byte integers into the
-/// words of `output`, skipping elements past `len`. A word that also holds bytes past the last
+/// Stores the counts of elements `first..first + per_unit` (in `counts[at..at + per_unit]`) as
+/// `bytes`-byte integers into the words of `output`, skipping elements past `len`. A word that also holds bytes past the last
 /// element keeps them: it is read, merged and written back, so the store never changes a byte
 /// outside the output even when the buffer continues past it.
 #[cube]
@@ -132,6 +134,7 @@ fn store_counts(
     counts: &Array<u32>,
     first: usize,
     len: usize,
+    #[comptime] at: usize,
     #[comptime] bytes: usize,
     #[comptime] per_unit: usize,
 ) {
@@ -146,8 +149,8 @@ fn store_counts(
                 let mut packed = 0u32;
                 #[unroll]
                 for s in 0..per_word {
-                    packed |=
-                        counts[comptime!(w * per_word + s)] << comptime!((s * 8 * bytes) as u32);
+                    packed |= counts[comptime!(at + w * per_word + s)]
+                        << comptime!((s * 8 * bytes) as u32);
                 }
                 let valid = len - element;
                 if valid < per_word {
@@ -164,7 +167,7 @@ fn store_counts(
         for j in 0..per_unit {
             let element = first + j;
             if element < len {
-                output[element * words] = counts[j];
+                output[element * words] = counts[comptime!(at + j)];
                 if comptime!(words == 2) {
                     output[element * words + 1] = 0u32;
                 }
@@ -176,12 +179,15 @@ fn store_counts(
 /// BitCount over buffers read and written as 32-bit words, for runtimes that cannot bind the
 /// element types themselves (8- and 16-bit types on WGSL, 64-bit ones on OpenGL).
 ///
-/// Unit `u` counts elements `u * per_unit..(u + 1) * per_unit` (see `elements_per_unit`), so it
-/// reads and writes whole words: two f16 or four u8 per input word, an i64 as two words. With
-/// `contiguous`, element `i` is at offset `i` and each input word is loaded once; otherwise its
-/// offset comes from `shape` and `strides` (in elements), which may be those of a transposed,
-/// sliced or broadcast view. The tail is handled in the same launch: loads stop at the last
-/// element, and the last output word keeps the bytes past the output's end.
+/// A *group* is `per_unit` consecutive elements (see `elements_per_unit`), so that it reads and
+/// writes whole words: two f16 or four u8 per input word, an i64 as two words. Each unit counts
+/// `groups` groups, one cube's width apart (neighbouring units read neighbouring words), and
+/// issues every load before its first store, so that `groups` loads are in flight per unit.
+/// With `contiguous`, element `i` is at offset `i` and each input word is loaded once;
+/// otherwise its offset comes from `shape` and `strides` (in elements), which may be those of a
+/// transposed, sliced or broadcast view. The tail is handled in the same launch: loads stop at
+/// the last element, and the last output word keeps the bytes past the output's end.
+#[allow(clippy::too_many_arguments)]
 #[cube(launch_unchecked, address_type = "dynamic")]
 pub fn bit_count_words_kernel(
     input: &[u32],
@@ -192,25 +198,43 @@ pub fn bit_count_words_kernel(
     #[comptime] input_bytes: usize,
     #[comptime] output_bytes: usize,
     #[comptime] contiguous: bool,
+    #[comptime] groups: usize,
 ) {
     let per_unit = comptime!(elements_per_unit(input_bytes, output_bytes));
-    let first = ABSOLUTE_POS * per_unit;
-    if first >= len {
-        terminate!();
-    }
-    let mut counts = Array::<u32>::new(per_unit);
-    if comptime!(contiguous) {
-        count_contiguous(input, &mut counts, first, len, input_bytes, per_unit);
-    } else {
-        #[unroll]
-        for j in 0..per_unit {
-            let element = first + j;
-            counts[j] = 0u32;
-            if element < len {
-                let offset = strided_offset(element, &shape, &strides);
-                counts[j] = count_element(input, offset, input_bytes);
+    let cube = CUBE_DIM as usize;
+    let first_group = CUBE_POS * cube * groups + UNIT_POS as usize;
+    let mut counts = Array::<u32>::new(comptime!(per_unit * groups));
+    #[unroll]
+    for g in 0..groups {
+        let first = (first_group + g * cube) * per_unit;
+        let at = comptime!(g * per_unit);
+        if comptime!(contiguous) {
+            count_contiguous(input, &mut counts, first, len, at, input_bytes, per_unit);
+        } else {
+            #[unroll]
+            for j in 0..per_unit {
+                let element = first + j;
+                counts[comptime!(at + j)] = 0u32;
+                if element < len {
+                    let offset = strided_offset(element, &shape, &strides);
+                    counts[comptime!(at + j)] = count_element(input, offset, input_bytes);
+                }
             }
         }
     }
-    store_counts(output, &counts, first, len, output_bytes, per_unit);
+    #[unroll]
+    for g in 0..groups {
+        let first = (first_group + g * cube) * per_unit;
+        if first < len {
+            store_counts(
+                output,
+                &counts,
+                first,
+                len,
+                comptime!(g * per_unit),
+                output_bytes,
+                per_unit,
+            );
+        }
+    }
 }

@@ -24,26 +24,37 @@ pub enum BitCountPath {
     /// 32-bit words on both sides: four 8-bit or two 16-bit elements per word, a 64-bit element
     /// as two words. Runs on every runtime, whatever element types it can bind, and reads any
     /// strided view.
-    Words,
+    Words {
+        /// Groups of whole words each unit loads before it stores (1 to 8; a group is the
+        /// fewest elements that fill whole input and output words, two for f16 to i32): more
+        /// bytes in flight per unit on GPUs, one on CPU drivers.
+        groups_per_unit: usize,
+    },
 }
 
 impl BitCountPath {
     /// [`Elements`](Self::Elements) for a contiguous `input` where `client` binds its unsigned
     /// type and `output_elem`; otherwise [`Words`](Self::Words): strided views, and 8- and
-    /// 16-bit types on WGSL or 64-bit ones on OpenGL. Four vectors per unit where the runtime
-    /// has plane operations (GPUs), one elsewhere (cubecl-wgpu turns planes off on CPU
+    /// 16-bit types on WGSL or 64-bit ones on OpenGL. Four vectors or groups per unit where the
+    /// runtime has plane operations (GPUs), one elsewhere (cubecl-wgpu turns planes off on CPU
     /// adapters, where one measured faster on lavapipe).
     pub fn for_input(client: &Client, input: &InputView, output_elem: ElemType) -> Self {
+        let per_unit = if client.properties().features.plane.contains(Plane::Ops) {
+            4
+        } else {
+            1
+        };
         if input.is_contiguous()
             && can_bind(client, input.width.unsigned())
             && can_bind(client, output_elem)
         {
-            let gpu = client.properties().features.plane.contains(Plane::Ops);
             Self::Elements {
-                vectors_per_unit: if gpu { 4 } else { 1 },
+                vectors_per_unit: per_unit,
             }
         } else {
-            Self::Words
+            Self::Words {
+                groups_per_unit: per_unit,
+            }
         }
     }
 }
@@ -79,11 +90,7 @@ pub fn launch_bit_count(
     require_len(&output, len, output_elem.size(), "output")?;
     match path {
         BitCountPath::Elements { vectors_per_unit } => {
-            if !(1..=8).contains(&vectors_per_unit) {
-                return Err(KernelError::InvalidPlan {
-                    detail: format!("{vectors_per_unit} vectors per unit is outside 1..=8"),
-                });
-            }
+            require_per_unit(vectors_per_unit, "vectors")?;
             if !input.is_contiguous() {
                 return Err(KernelError::InvalidPlan {
                     detail: format!(
@@ -96,7 +103,8 @@ pub fn launch_bit_count(
             require_binding(client, input.width.unsigned(), "input")?;
             require_binding(client, output_elem, "output")?;
         }
-        BitCountPath::Words => {
+        BitCountPath::Words { groups_per_unit } => {
+            require_per_unit(groups_per_unit, "groups")?;
             require_word_aligned(&input.handle, "input")?;
             require_word_aligned(&output, "output")?;
         }
@@ -108,7 +116,9 @@ pub fn launch_bit_count(
         BitCountPath::Elements { vectors_per_unit } => {
             launch_elements(client, input, output, output_elem, len, vectors_per_unit)
         }
-        BitCountPath::Words => launch_words(client, input, output, output_elem, len),
+        BitCountPath::Words { groups_per_unit } => {
+            launch_words(client, input, output, output_elem, len, groups_per_unit)
+        }
     }
     Ok(())
 }
@@ -155,20 +165,32 @@ fn launch_elements(
     }
 }
 
-/// The 32-bit word launch: `elements_per_unit` elements per unit.
+/// An [`InvalidPlan`](KernelError::InvalidPlan) unless `per_unit` (of `what`) is in `1..=8`.
+fn require_per_unit(per_unit: usize, what: &str) -> Result<(), KernelError> {
+    if (1..=8).contains(&per_unit) {
+        Ok(())
+    } else {
+        Err(KernelError::InvalidPlan {
+            detail: format!("{per_unit} {what} per unit is outside 1..=8"),
+        })
+    }
+}
+
+/// The 32-bit word launch: `groups_per_unit` groups of `elements_per_unit` elements per unit.
 fn launch_words(
     client: &Client,
     input: &InputView,
     output: Handle,
     output_elem: ElemType,
     len: usize,
+    groups_per_unit: usize,
 ) {
     let input_bytes = input.width.bytes();
     let output_bytes = output_elem.size();
-    let units = len.div_ceil(elements_per_unit(input_bytes, output_bytes));
+    let groups = len.div_ceil(elements_per_unit(input_bytes, output_bytes));
     let input_words = (input.span() * input_bytes).div_ceil(4);
     let output_words = (len * output_bytes).div_ceil(4);
-    let (count, dim) = elementwise_geometry(client, units);
+    let (count, dim) = elementwise_geometry(client, groups.div_ceil(groups_per_unit));
     let address = AddressType::from_len(len.max(input_words).max(output_words));
     let contiguous = input.is_contiguous();
     let mut shape = SequenceArg::new();
@@ -198,6 +220,7 @@ fn launch_words(
             input_bytes,
             output_bytes,
             contiguous,
+            groups_per_unit,
         );
     }
 }

@@ -367,13 +367,16 @@ struct TileLayout {
 /// two steps per scan. A step's rows are one contiguous range of the output, so neighbouring
 /// units store to neighbouring rows. The tile's density (from its offsets, the same in the
 /// whole cube, read before the mask, so the mask is read once) picks the step:
-/// - dense tiles (more than a quarter of the elements set): one vector per unit and step, so a
-///   unit stores a run of at most `lanes` rows and a plane's stores stay close together;
+/// - dense tiles (more than a quarter of the elements set): one vector per unit and step; a
+///   full plane writes them with ballots, one element per unit at a time, so every store is
+///   coalesced ([`PlaneSteps::write_ballots`]); a partial plane stores a run of at most `lanes`
+///   rows per unit, close together;
 /// - sparse tiles: up to 8 elements per unit and step (2 vectors of 4 lanes for f32), half the
 ///   plane scans, which dominate the kernel when few rows are written.
 ///
-/// On an H100 (WGSL) one vector per step wrote 2^28 f32 at 50% in 0.67 ms and two in 0.99 ms;
-/// at 1% two vectors per step took 0.17 ms and one 0.25 ms. Two barriers per tile: one for the
+/// On an H100 (WGSL) one vector per step wrote 2^28 f32 at 50% in 0.67 ms with the loop per
+/// set bit (the partial planes' path) and two vectors in 0.99 ms; at 1% two vectors per step
+/// took 0.17 ms and one 0.25 ms. The ballot write is not yet measured on a GPU. Two barriers per tile: one for the
 /// planes' geometry, one for the planes' totals. A step's first element is unravelled once
 /// (`width - 1` divisions); each further set bit steps from it with carries.
 #[allow(clippy::too_many_arguments)]
@@ -437,7 +440,21 @@ fn write_tile_planes<O: Int>(
     }
     // Rows before this plane's first: the tile's offset, then the planes before this one.
     let row = (tile_offset + planes_before(plane_sum(total), cube_size)) as usize;
-    if sparse {
+    // A full plane (the same answer in every unit of the plane) numbers its units as the
+    // hardware does, which the ballots of a dense tile need.
+    let full_plane = geometry.units == PLANE_DIM;
+    if !sparse && full_plane {
+        steps.write_ballots::<O>(
+            &dense_bits,
+            coordinates,
+            row,
+            layout,
+            dims,
+            width,
+            lanes,
+            per_unit,
+        );
+    } else if sparse {
         steps.write::<O>(
             &sparse_bits,
             coordinates,
@@ -578,6 +595,94 @@ impl PlaneSteps {
                 row += (in_rows >> 16) as usize;
             }
         }
+    }
+}
+
+#[cube]
+impl PlaneSteps {
+    /// The dense write of a full plane: [`PlaneSteps::write`] with one vector per step, but with
+    /// one element per unit at a time, so that every store is coalesced. A step's `units *
+    /// lanes` elements go in `lanes` rounds of one element per unit (element `c * PLANE_DIM +
+    /// UNIT_POS_PLANE` of the step in round `c`): each unit takes its element's bit from the
+    /// unit that loaded it (a plane shuffle), one plane ballot of the bits numbers the set
+    /// elements, and the units holding one store to consecutive rows. No loop runs per set bit
+    /// and no scan per step: the ballot's count moves every unit's row alike.
+    ///
+    /// Needs a full plane (`units == PLANE_DIM`, so a unit's position is its hardware lane) and
+    /// `bits` loaded with a group of one vector.
+    #[allow(clippy::too_many_arguments)]
+    fn write_ballots<O: Int>(
+        &self,
+        bits: &Array<u32>,
+        coordinates: &mut [O],
+        row: usize,
+        layout: &TileLayout,
+        dims: &Sequence<u32>,
+        #[comptime] width: usize,
+        #[comptime] lanes: usize,
+        #[comptime] per_unit: usize,
+    ) {
+        let lane = UNIT_POS_PLANE;
+        let mut row = row;
+        #[unroll]
+        for step in 0..per_unit {
+            // The step's first element: unit 0's vector in this step.
+            let first = (self.first_vector + self.run + comptime!(step) * self.units) * lanes;
+            #[unroll]
+            for round in 0..lanes {
+                let element = comptime!(round as u32) * PLANE_DIM + lane;
+                let owner_bits = plane_shuffle(bits[step], element / comptime!(lanes as u32));
+                let set = ((owner_bits >> (element % comptime!(lanes as u32))) & 1u32) == 1u32;
+                let rank = BallotRank::new(plane_ballot(set), lane);
+                let at = row + rank.before as usize;
+                if set && at < layout.rows {
+                    let flat = first + element as usize;
+                    if comptime!(width == 1) {
+                        coordinates[at] = O::cast_from(flat);
+                    } else {
+                        let coords = unravel(u32::cast_from(flat), dims, width);
+                        #[unroll]
+                        for d in 0..width {
+                            coordinates[at * width + d] = O::cast_from(coords[d]);
+                        }
+                    }
+                }
+                row += rank.total as usize;
+            }
+        }
+    }
+}
+
+/// Where a lane stands in a plane ballot (bit `l` of word `l / 32` set for each lane `l` that
+/// voted true).
+#[derive(CubeType, Clone, Copy)]
+struct BallotRank {
+    /// The lanes below this one that voted true.
+    before: u32,
+    /// The lanes that voted true.
+    total: u32,
+}
+
+#[cube]
+impl BallotRank {
+    fn new(ballot: Vector<u32, Const<4>>, lane: u32) -> BallotRank {
+        let word = lane / 32;
+        let below = (1u32 << (lane % 32)) - 1;
+        let mut before = 0u32;
+        let mut total = 0u32;
+        #[unroll]
+        for w in 0..4usize {
+            let votes = ballot.extract(w);
+            let index = comptime!(w as u32);
+            let counted = select(
+                index < word,
+                votes,
+                select(index == word, votes & below, 0u32),
+            );
+            before += counted.count_ones();
+            total += votes.count_ones();
+        }
+        BallotRank { before, total }
     }
 }
 

@@ -1,17 +1,23 @@
-//! Shared by the kernel crate's tests: the wgpu client they launch on.
+//! Shared by the kernel crate's tests: the wgpu client they launch on, and what they do where
+//! there is none (see `skip.rs`).
+
+#![allow(dead_code)]
+
+mod skip;
+
+use skip::left_out;
 
 use cubecl::prelude::*;
 
-/// The wgpu client (lavapipe on a machine without a GPU). Panics with install instructions
-/// when there is no adapter: these tests never skip.
-pub fn client() -> Client {
-    cubecl::Device::wgpu(Default::default())
-        .unwrap_or_else(|err| {
-            panic!(
-                "no wgpu adapter ({err}). These tests run CubeCL kernels; on a machine without \
-                 a GPU install Mesa's lavapipe: `apt-get install -y mesa-vulkan-drivers \
-                 libvulkan1`"
-            )
-        })
-        .client()
+/// The wgpu client (lavapipe on a machine without a GPU), or `None` where wgpu finds no adapter:
+/// the caller then returns, and the binary's exit line counts the test as not run (a failure
+/// under `BURN_DML_OPS_REQUIRE_GPU=1`).
+pub fn client() -> Option<Client> {
+    match cubecl::Device::wgpu(Default::default()) {
+        Ok(device) => Some(device.client()),
+        Err(err) => {
+            left_out(&format!("no wgpu adapter: {err}"));
+            None
+        }
+    }
 }

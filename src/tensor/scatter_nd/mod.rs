@@ -98,6 +98,12 @@ pub trait ScatterNdExt<const D: usize, K: burn::tensor::kind::Basic> {
     /// `OutOfBounds::Error`) an index tuple is out of range; [`DmlOpsError::UnsupportedDType`]
     /// when the device cannot hold the data or index dtype, or has no arithmetic for the data
     /// dtype that a reduction needs.
+    ///
+    /// # Panics
+    ///
+    /// When memory for the output or the kernel's scratch cannot be allocated, as Burn's own
+    /// operations do: no check can know beforehand what the host or device will grant. On Flex
+    /// every buffer is reserved first, so the panic names its size instead of aborting.
     fn try_scatter_nd<const DI: usize, const DU: usize>(
         self,
         indices: Tensor<DI, Int>,
