@@ -49,6 +49,9 @@ impl CubeScan {
 ///
 /// let plan = CompactionPlan::new(CubeScan::Planes);
 /// assert_eq!((plan.cube_size, plan.per_unit), (256, 16));
+/// // Smaller cubes where barriers are dear (CPU drivers, which have no planes).
+/// let cpu = CompactionPlan::new(CubeScan::Shared);
+/// assert_eq!((cpu.cube_size, cpu.per_unit), (64, 16));
 /// // Smaller cubes, for example to test planes that the cube size leaves partial.
 /// let small = CompactionPlan { cube_size: 36, per_unit: 3, ..plan };
 /// assert_eq!(small.tile_vectors(), 108);
@@ -69,22 +72,30 @@ pub struct CompactionPlan {
 }
 
 impl CompactionPlan {
-    /// The plan this crate uses with `scan`: cubes of 256 units, 16 vectors each (tiles of 4096
-    /// vectors). On lavapipe (the shared scan) larger tiles amortise the barriers (2^24
-    /// elements at 10%: 4 vectors per unit 94 ms, 8 65 ms, 16 53 ms, 32 49 ms); on a GPU a unit
-    /// then has 16 independent loads in flight in the count kernel. On an H100 (WGSL), none of
-    /// 256 x 8, 512 x 8, 128 x 32 and 1024 x 4 (units x vectors) was more than 15% faster from
-    /// 2^24 to 2^28 elements, at 1% to 50% density. Longer runs per unit are faster on
-    /// lavapipe at run time (2^24 f32 at 1% / 10% / 50%: 40 / 49 / 63 ms with 64 x 64 against
-    /// 52 / 66 / 88 ms with 256 x 16) but its LLVM compiles the unrolled kernels much more
-    /// slowly: the crate's NonZero tests took 23 s with 64 x 64 and 18 s with 128 x 32 against
-    /// 4 s with 256 x 16, most of it compiling a kernel per dtype and width, which every
-    /// first call pays.
+    /// The plan this crate uses with `scan`.
+    ///
+    /// - [`CubeScan::Planes`] (GPUs): cubes of 256 units, 16 vectors each. A unit has 16
+    ///   independent loads in flight in the count kernel. On an H100 (WGSL), none of 256 x 8,
+    ///   512 x 8, 128 x 32 and 1024 x 4 (units x vectors) was more than 15% faster from 2^24 to
+    ///   2^28 elements, at 1% to 50% density.
+    /// - [`CubeScan::Shared`] (runtimes without planes: lavapipe, and OpenGL on llvmpipe): cubes
+    ///   of 64 units, 16 vectors each. A CPU driver runs a cube as SIMD groups and switches
+    ///   between all of them at each barrier, so smaller cubes cost less: at 2^24 f32 on
+    ///   lavapipe, 64 x 16 took 0.84-0.90x the time of 256 x 16 in a quiet run, and 1024 x 16
+    ///   1.2-1.6x. Longer runs per unit are faster still (64 x 64: 40 / 49 / 63 ms at 1% / 10%
+    ///   / 50%, against 52 / 66 / 88 ms for 256 x 16), but the longer unrolled kernels cost
+    ///   compile time and small calls: the crate's NonZero tests took 33 s with 64 x 64
+    ///   against 15 s with 16 vectors per unit with Mesa's shader cache off, 10 s against 4 s
+    ///   with it on, and 31 s against 4 s on OpenGL.
     pub const fn new(scan: CubeScan) -> Self {
+        let (cube_size, per_unit) = match scan {
+            CubeScan::Planes => (256, 16),
+            CubeScan::Shared => (64, 16),
+        };
         Self {
             scan,
-            cube_size: 256,
-            per_unit: 16,
+            cube_size,
+            per_unit,
         }
     }
 
