@@ -241,18 +241,16 @@ fn strided_views_are_read_where_they_lie() {
         for input in WIDTHS {
             for out in [StorageWidth::W8, StorageWidth::W16, StorageWidth::W32] {
                 let output = output_elem(out, true);
-                {
-                    for (i, (shape, strides, elements)) in views.iter().enumerate() {
-                        let data = bytes(elements * input.bytes(), 100 + i as u64);
-                        let view = HostView {
-                            bytes: &data,
-                            width: input.bytes(),
-                            shape,
-                            strides,
-                        };
-                        for offset in [false, true] {
-                            check(&client, &view, offset, output, path);
-                        }
+                for (i, (shape, strides, elements)) in views.iter().enumerate() {
+                    let data = bytes(elements * input.bytes(), 100 + i as u64);
+                    let view = HostView {
+                        bytes: &data,
+                        width: input.bytes(),
+                        shape,
+                        strides,
+                    };
+                    for offset in [false, true] {
+                        check(&client, &view, offset, output, path);
                     }
                 }
             }

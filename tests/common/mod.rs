@@ -64,10 +64,9 @@ pub fn devices() -> Vec<Device> {
 /// Flex, wgpu as `Device::wgpu` builds it, and `Device::default()`: the last two where wgpu has
 /// an adapter.
 pub fn devices_and_default() -> Vec<Device> {
-    std::iter::once(flex())
-        .chain(gpu())
-        .chain(default_device())
-        .collect()
+    let gpu = gpu();
+    let default = gpu.as_ref().map(|_| Device::default());
+    std::iter::once(flex()).chain(gpu).chain(default).collect()
 }
 
 /// Whether `device` stores `dtype` (wgpu on OpenGL holds no 64-bit integers). Where it does not,

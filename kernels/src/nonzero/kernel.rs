@@ -440,21 +440,7 @@ fn write_tile_planes<O: Int>(
     }
     // Rows before this plane's first: the tile's offset, then the planes before this one.
     let row = (tile_offset + planes_before(plane_sum(total), cube_size)) as usize;
-    // A full plane (the same answer in every unit of the plane) numbers its units as the
-    // hardware does, which the ballots of a dense tile need.
-    let full_plane = geometry.units == PLANE_DIM;
-    if !sparse && full_plane {
-        steps.write_ballots::<O>(
-            &dense_bits,
-            coordinates,
-            row,
-            layout,
-            dims,
-            width,
-            lanes,
-            per_unit,
-        );
-    } else if sparse {
+    if sparse {
         steps.write::<O>(
             &sparse_bits,
             coordinates,
@@ -462,6 +448,19 @@ fn write_tile_planes<O: Int>(
             layout,
             dims,
             group,
+            width,
+            lanes,
+            per_unit,
+        );
+    } else if geometry.units == PLANE_DIM {
+        // A full plane (the same answer in every unit of the plane) numbers its units as the
+        // hardware does, which the ballots need.
+        steps.write_ballots::<O>(
+            &dense_bits,
+            coordinates,
+            row,
+            layout,
+            dims,
             width,
             lanes,
             per_unit,
@@ -596,10 +595,7 @@ impl PlaneSteps {
             }
         }
     }
-}
 
-#[cube]
-impl PlaneSteps {
     /// The dense write of a full plane: [`PlaneSteps::write`] with one vector per step, but with
     /// one element per unit at a time, so that every store is coalesced. A step's `units *
     /// lanes` elements go in `lanes` rounds of one element per unit (element `c * PLANE_DIM +
@@ -623,6 +619,7 @@ impl PlaneSteps {
         #[comptime] per_unit: usize,
     ) {
         let lane = UNIT_POS_PLANE;
+        let below = lanes_below(lane);
         let mut row = row;
         #[unroll]
         for step in 0..per_unit {
@@ -633,7 +630,7 @@ impl PlaneSteps {
                 let element = comptime!(round as u32) * PLANE_DIM + lane;
                 let owner_bits = plane_shuffle(bits[step], element / comptime!(lanes as u32));
                 let set = ((owner_bits >> (element % comptime!(lanes as u32))) & 1u32) == 1u32;
-                let rank = BallotRank::new(plane_ballot(set), lane);
+                let rank = BallotRank::new(plane_ballot(set), &below);
                 let at = row + rank.before as usize;
                 if set && at < layout.rows {
                     let flat = first + element as usize;
@@ -665,25 +662,37 @@ struct BallotRank {
 
 #[cube]
 impl BallotRank {
-    fn new(ballot: Vector<u32, Const<4>>, lane: u32) -> BallotRank {
-        let word = lane / 32;
-        let below = (1u32 << (lane % 32)) - 1;
+    /// The rank in `ballot` of the lane whose [`lanes_below`] is `below`.
+    fn new(ballot: Vector<u32, Const<4>>, below: &Array<u32>) -> BallotRank {
         let mut before = 0u32;
         let mut total = 0u32;
         #[unroll]
         for w in 0..4usize {
             let votes = ballot.extract(w);
-            let index = comptime!(w as u32);
-            let counted = select(
-                index < word,
-                votes,
-                select(index == word, votes & below, 0u32),
-            );
-            before += counted.count_ones();
+            before += (votes & below[w]).count_ones();
             total += votes.count_ones();
         }
         BallotRank { before, total }
     }
+}
+
+/// The ballot bits of the lanes below `lane`, word by word (bit `l` of word `l / 32` stands for
+/// lane `l`): computed once per unit, used by every [`BallotRank`] it takes.
+#[cube]
+fn lanes_below(lane: u32) -> Array<u32> {
+    let word = lane / 32;
+    let partial = (1u32 << (lane % 32)) - 1;
+    let mut below = Array::<u32>::new(4usize);
+    #[unroll]
+    for w in 0..4usize {
+        let index = comptime!(w as u32);
+        below[w] = select(
+            index < word,
+            0xFFFF_FFFFu32,
+            select(index == word, partial, 0u32),
+        );
+    }
+    below
 }
 
 /// The rows of one step's set `bits` (bit `b` is element `first + b`) from row `row` on.
