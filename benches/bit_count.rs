@@ -8,8 +8,9 @@
 //!   `copy` is Burn's elementwise pass over the same view;
 //! - contiguous `f16` (the word-wise kernel on WGSL, which binds no 16-bit integers):
 //!   `bit_count` against `copy`, `x.add_scalar(1.0)` in f16;
-//! - contiguous `i32` through the kernel crate's launcher with each [`BitCountPath`]: one and
-//!   four vectors per unit, and the word-wise kernel, to choose between them per runtime.
+//! - contiguous `i32` through the kernel crate's launcher with each [`BitCountPath`]: one, four
+//!   and eight vectors per unit, and the word-wise kernel with one, four and eight groups, to
+//!   choose between them per runtime.
 //!
 //! Each measurement queues `QUEUED` calls between two syncs, each on its own input (one sync
 //! costs about 0.2 ms on wgpu, and Fusion merges identical elementwise work on one input), and
@@ -51,7 +52,7 @@ fn values(len: usize, seed: u32) -> Vec<i32> {
 }
 
 /// The launcher's paths compared in the last table, with their names.
-const PATHS: [(&str, BitCountPath); 4] = [
+const PATHS: [(&str, BitCountPath); 6] = [
     (
         "1 vector",
         BitCountPath::Elements {
@@ -64,10 +65,20 @@ const PATHS: [(&str, BitCountPath); 4] = [
             vectors_per_unit: 4,
         },
     ),
+    (
+        "8 vectors",
+        BitCountPath::Elements {
+            vectors_per_unit: 8,
+        },
+    ),
     ("words, 1 group", BitCountPath::Words { groups_per_unit: 1 }),
     (
         "words, 4 groups",
         BitCountPath::Words { groups_per_unit: 4 },
+    ),
+    (
+        "words, 8 groups",
+        BitCountPath::Words { groups_per_unit: 8 },
     ),
 ];
 

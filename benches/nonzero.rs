@@ -14,7 +14,9 @@
 //!
 //! A second table times the kernel crate's launcher with each [`CompactionPlan`] of
 //! `NONZERO_BENCH_PLANS` (`units x vectors per unit`, comma-separated; the crate's own plan
-//! when unset), on the same inputs and into i32 coordinates, to tune the plan per runtime.
+//! when unset), on the same inputs and into i32 coordinates, to tune the plan per runtime, and
+//! the crate's `DmlOps::float_nonzero_coordinates` on `CubeBackend` itself (no Fusion), which
+//! tells the crate's glue and Fusion's share apart.
 //!
 //! `cargo bench --bench nonzero` measures 2^16, 2^20 and 2^24 elements (lavapipe's table);
 //! `NONZERO_BENCH_SIZES=20,24,26,28` picks the sizes (log2) on a GPU, and for example
@@ -22,8 +24,10 @@
 
 mod common;
 
-use burn::tensor::{Device, Float, Tensor, TensorData};
+use burn::tensor::{Device, Float, IntDType, Tensor, TensorData};
+use burn_cubecl::CubeBackend;
 use burn_cubecl::tensor::CubeTensor;
+use burn_dml_ops::DmlOps;
 use burn_dml_ops::prelude::*;
 use burn_dml_ops_kernels::StorageWidth;
 use burn_dml_ops_kernels::nonzero::{
@@ -34,6 +38,9 @@ use cubecl::ir::{ElemType, IntKind};
 
 const GROUP: &str = "nonzero";
 const NAMES: [&str; 3] = ["nonzero", "copy", "argwhere"];
+/// The crate's `DmlOps` on the Cube backend itself, without Fusion: what the crate's glue
+/// (output allocation, plan choice) adds to the launcher, and what Fusion adds on top.
+const BACKEND_OP: &str = "CubeBackend op";
 /// Calls queued between two syncs, each on its own input.
 const QUEUED: usize = 8;
 
@@ -166,6 +173,13 @@ fn main() {
                     })
                 });
             }
+            group.bench_with_input(BenchmarkId::new(BACKEND_OP, &parameter), &cubes, |b, xs| {
+                b.iter_custom(|iters| {
+                    common::time_queued(&device, iters, xs, |x| {
+                        CubeBackend::float_nonzero_coordinates(x.clone(), 1, None, IntDType::I32)
+                    })
+                })
+            });
             if std::env::var_os("NONZERO_BENCH_STAGES").is_some() {
                 let crate_plan = CompactionPlan::for_client(&cubes[0].client);
                 let stages: Vec<CompactionStages> =
@@ -188,6 +202,7 @@ fn main() {
             let copy_bytes = (len * 8) as f64;
             let launcher_bytes = (len * 4 + count * 4) as f64;
             plan_names = plans.into_iter().map(|(name, _)| name).collect();
+            plan_names.push(BACKEND_OP.to_owned());
             plan_rows.push((parameter.clone(), vec![launcher_bytes; plan_names.len()]));
             rows.push((parameter, vec![nonzero_bytes, copy_bytes, 0.0]));
         }
@@ -200,7 +215,8 @@ fn main() {
     common::print_throughput(&title, GROUP, &NAMES, &rows);
     let plan_names: Vec<&str> = plan_names.iter().map(String::as_str).collect();
     common::print_throughput(
-        "The kernel crate's launcher with each plan (i32 coordinates; ratios to the first plan)",
+        "The kernel crate's launcher with each plan, and the crate's op on CubeBackend without \
+         Fusion (i32 coordinates; ratios to the first plan)",
         GROUP,
         &plan_names,
         &plan_rows,

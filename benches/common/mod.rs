@@ -2,7 +2,8 @@
 //! from criterion's own estimates after its report.
 #![allow(dead_code)]
 
-use std::time::{Duration, Instant};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant, SystemTime};
 
 use burn::backend::DispatchDevice;
 use burn::backend::ops::{FloatTensorOps, IntTensorOps};
@@ -12,12 +13,30 @@ use burn_cubecl::tensor::CubeTensor;
 use criterion::BenchmarkGroup;
 use criterion::measurement::WallTime;
 
-/// Settings that keep a full run of a benchmark file to a minute or two on lavapipe.
+/// When this process configured its first benchmark group: the tables read only estimates
+/// written since, so a benchmark that a filter left out shows `-`, not an earlier run's figure.
+static STARTED: OnceLock<SystemTime> = OnceLock::new();
+
+/// Settings that keep a full run of a benchmark file to a minute or two on lavapipe: 10
+/// samples over 2 s per benchmark, or over `BENCH_SECONDS` seconds (`BENCH_SECONDS=5` for
+/// steadier GPU figures; criterion's own `--measurement-time` is overridden by these).
 pub fn configure(group: &mut BenchmarkGroup<'_, WallTime>) {
+    STARTED.get_or_init(SystemTime::now);
+    let seconds = match std::env::var("BENCH_SECONDS") {
+        Ok(value) => value
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|s| s.is_finite() && *s > 0.0)
+            .unwrap_or_else(|| {
+                panic!("BENCH_SECONDS: a positive number of seconds; got {value:?}")
+            }),
+        Err(_) => 2.0,
+    };
     group
         .sample_size(10)
         .warm_up_time(Duration::from_millis(500))
-        .measurement_time(Duration::from_secs(2));
+        .measurement_time(Duration::from_secs_f64(seconds));
 }
 
 /// The sizes to measure, as log2 of the element count: the comma-separated list in the
@@ -93,6 +112,12 @@ pub fn mean_ns(group: &str, name: &str, parameter: &str) -> Option<f64> {
         .join(name)
         .join(filename_safe(parameter))
         .join("new/estimates.json");
+    if let Some(started) = STARTED.get() {
+        let written = std::fs::metadata(&path).and_then(|m| m.modified()).ok()?;
+        if written < *started {
+            return None;
+        }
+    }
     let json: serde_json::Value = serde_json::from_slice(&std::fs::read(path).ok()?).ok()?;
     json["mean"]["point_estimate"].as_f64()
 }

@@ -133,11 +133,12 @@ fn bytes(count: usize, seed: u64) -> Vec<u8> {
         .collect()
 }
 
-/// The word path with 1 and 3 groups per unit and the typed path with 1, 3 and 4 vectors per
-/// unit.
-const PATHS: [BitCountPath; 5] = [
+/// The word path with 1, 3 and 8 groups per unit and the typed path with 1, 3 and 4 vectors
+/// per unit.
+const PATHS: [BitCountPath; 6] = [
     WORDS,
     BitCountPath::Words { groups_per_unit: 3 },
+    BitCountPath::Words { groups_per_unit: 8 },
     BitCountPath::Elements {
         vectors_per_unit: 1,
     },
@@ -237,7 +238,11 @@ fn strided_views_are_read_where_they_lie() {
         (&[2, 2, 2, 3], &[24, 1, 12, 4], 48),
         (&[7], &[3], 21),
     ];
-    for path in [WORDS, BitCountPath::Words { groups_per_unit: 4 }] {
+    for path in [
+        WORDS,
+        BitCountPath::Words { groups_per_unit: 4 },
+        BitCountPath::Words { groups_per_unit: 8 },
+    ] {
         for input in WIDTHS {
             for out in [StorageWidth::W8, StorageWidth::W16, StorageWidth::W32] {
                 let output = output_elem(out, true);
@@ -265,18 +270,19 @@ fn the_path_follows_the_layout_and_the_runtime() {
     let u8_out = output_elem(StorageWidth::W8, false);
     let i32_out = output_elem(StorageWidth::W32, true);
     let flat = |width| InputView::contiguous(handle.clone(), width, 8);
-    // Four vectors per unit on GPUs (planes on), one on CPU drivers such as lavapipe.
+    // Four vectors or eight word groups per unit on GPUs (planes on), one on CPU drivers such
+    // as lavapipe.
     let gpu = client
         .properties()
         .features
         .plane
         .contains(cubecl::features::Plane::Ops);
-    let per_unit = if gpu { 4 } else { 1 };
+    let (vectors, groups) = if gpu { (4, 8) } else { (1, 1) };
     let typed = BitCountPath::Elements {
-        vectors_per_unit: per_unit,
+        vectors_per_unit: vectors,
     };
     let words = BitCountPath::Words {
-        groups_per_unit: per_unit,
+        groups_per_unit: groups,
     };
     assert_eq!(
         BitCountPath::for_input(&client, &flat(StorageWidth::W32), i32_out),
@@ -551,7 +557,7 @@ proptest! {
             Some(ok)
         }).all(|ok| ok);
         let path = if words {
-            BitCountPath::Words { groups_per_unit: 1 + (seed % 4) as usize }
+            BitCountPath::Words { groups_per_unit: 1 + (seed % 8) as usize }
         } else {
             ONE
         };

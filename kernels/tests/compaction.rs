@@ -181,6 +181,64 @@ fn plans() -> Vec<CompactionPlan> {
     plans
 }
 
+/// The tile scan alone, on tile counts that no small input produces: at the crate's 256-unit
+/// cubes and at 36 (a partial plane), with tile counts around the plane scan's pass of 8 per
+/// unit (one pass, exactly full, one tile over, several passes with a partial last one), each
+/// count as large as a tile of 2^14 elements allows. Offsets, the total and `count` must match
+/// a prefix sum on the host.
+#[test]
+fn the_tile_scan_carries_across_passes() {
+    let Some(client) = client() else { return };
+    let mut scans = vec![false];
+    if planes_run(&client) {
+        scans.push(true);
+    }
+    for planes in scans {
+        for cube_size in [256usize, 36] {
+            let span = cube_size * 8;
+            for tiles in [1, span - 1, span, span + 1, 3 * span + 17] {
+                let counts: Vec<u32> = values(tiles, 100, tiles as u64)
+                    .iter()
+                    .map(|v| v % (1 << 14))
+                    .collect();
+                let mut expected = Vec::with_capacity(tiles + 1);
+                let mut running = 0u32;
+                for &c in &counts {
+                    expected.push(running);
+                    running += c;
+                }
+                expected.push(running);
+                let tile_counts = client.create_from_slice(u32::as_bytes(&counts));
+                let tile_offsets = client.create_from_slice(u32::as_bytes(&vec![7u32; tiles + 1]));
+                let count = client.create_from_slice(i32::as_bytes(&[-7]));
+                // SAFETY: the kernel reads `tiles` counts and writes `tiles + 1` offsets and one
+                // count, the lengths of the buffers.
+                unsafe {
+                    burn_dml_ops_kernels::nonzero::nonzero_scan_tiles::launch_unchecked(
+                        &client,
+                        CubeCount::Static(1, 1, 1),
+                        CubeDim::new_1d(cube_size as u32),
+                        AddressType::U32,
+                        BufferArg::from_raw_parts(tile_counts, tiles),
+                        BufferArg::from_raw_parts(tile_offsets.clone(), tiles + 1),
+                        BufferArg::from_raw_parts(count.clone(), 1),
+                        tiles,
+                        tiles.div_ceil(cube_size),
+                        cube_size,
+                        planes,
+                        ElemType::Int(IntKind::I32),
+                    );
+                }
+                let offsets = u32::from_bytes(&client.read_one(tile_offsets).unwrap()).to_vec();
+                let total = i32::from_bytes(&client.read_one(count).unwrap())[0];
+                let case = format!("planes {planes}, cube {cube_size}, {tiles} tiles");
+                assert_eq!(offsets, expected, "offsets: {case}");
+                assert_eq!(total as u32, running, "count: {case}");
+            }
+        }
+    }
+}
+
 #[test]
 fn a_cube_of_36_leaves_a_partial_plane() {
     let Some(client) = client() else { return };

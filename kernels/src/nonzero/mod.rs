@@ -7,8 +7,10 @@
 //!    of one vector per unit, so reads are coalesced; every load is issued before any is
 //!    tested), counts its non-zero elements and leaves one bit per element in a mask, 1/32 of
 //!    an f32 input's bytes.
-//! 2. [`nonzero_scan_tiles`](fn@nonzero_scan_tiles): one cube turns the tile counts into exclusive tile offsets and
-//!    writes the total into the `count` output.
+//! 2. [`nonzero_scan_tiles`](fn@nonzero_scan_tiles): one cube turns the tile counts into
+//!    exclusive tile offsets and writes the total into the `count` output; with planes it
+//!    stages the counts in shared memory, a pass of 8 per unit at a time loaded and stored
+//!    coalesced, without them each unit scans its own run of counts.
 //! 3. [`nonzero_write_coordinates`](fn@nonzero_write_coordinates): the coordinates, from the mask (the input is not read
 //!    again), and the padding when a fill value is given, in one of two layouts:
 //!    - where the runtime has planes (GPUs): each plane walks its run of the tile in steps of
