@@ -86,7 +86,29 @@ fn run_bytes(
     fill: Option<i64>,
     plan: CompactionPlan,
 ) -> (i32, Vec<i32>) {
-    let len = bytes.len() / width.bytes();
+    run_raw(
+        client,
+        bytes,
+        width,
+        NonZeroPredicate::AnyBit,
+        dims,
+        fill,
+        plan,
+    )
+}
+
+/// [`run_bytes`] with a predicate, on a buffer that may hold more bytes than the
+/// `dims.product()` elements it is launched on (bytes the launch must not count).
+fn run_raw(
+    client: &Client,
+    bytes: &[u8],
+    width: StorageWidth,
+    predicate: NonZeroPredicate,
+    dims: &[usize],
+    fill: Option<i64>,
+    plan: CompactionPlan,
+) -> (i32, Vec<i32>) {
+    let len: usize = dims.iter().product();
     let input = client.create_from_slice(bytes);
     let count = client.create_from_slice(i32::as_bytes(&[-7]));
     let coordinates =
@@ -96,7 +118,7 @@ fn run_bytes(
         &CompactionInput {
             handle: input,
             width,
-            predicate: NonZeroPredicate::AnyBit,
+            predicate,
             dims,
         },
         &CompactionOutput {
@@ -368,44 +390,48 @@ fn wide_coordinates_carry_across_every_axis() {
     }
 }
 
+/// Whether the launcher reads elements of `width` as 32-bit words on `client`.
+fn reads_words(client: &Client, width: StorageWidth) -> bool {
+    let stages = CompactionStages::new(
+        client,
+        &CompactionInput {
+            handle: client.create_from_slice(&[0u8; 16]),
+            width,
+            predicate: NonZeroPredicate::AnyBit,
+            dims: &[16 / width.bytes()],
+        },
+        &CompactionOutput {
+            count: client.create_from_slice(i32::as_bytes(&[0])),
+            coordinates: client.create_from_slice(i32::as_bytes(&[0; 16])),
+            elem: ElemType::Int(IntKind::I32),
+            fill: None,
+        },
+        CompactionPlan::for_client(client),
+    )
+    .expect("a valid launch");
+    stages.reads_words()
+}
+
+/// Whether `client` binds buffers of `elem`.
+fn binds(client: &Client, elem: ElemType) -> bool {
+    client
+        .properties()
+        .type_usage(elem)
+        .contains(cubecl::features::TypeUsage::Buffer)
+}
+
 /// 64-bit elements (two lanes to a 16-byte vector, so 16 rows to a mask word): a value whose
-/// only set bits are in its high half is non-zero.
+/// only set bits are in its high half is non-zero. Where the runtime binds no 64-bit integer
+/// (wgpu on OpenGL) they are read as pairs of 32-bit words, low word first.
 #[test]
 fn wide_elements_count_their_high_half() {
     let Some(client) = client() else { return };
     let u64_elem = ElemType::UInt(cubecl::ir::UIntKind::U64);
-    if !client
-        .properties()
-        .type_usage(u64_elem)
-        .contains(cubecl::features::TypeUsage::Buffer)
-    {
-        // wgpu on OpenGL binds no 64-bit integers: the launcher says so and launches nothing.
-        let input = client.create_from_slice(u64::as_bytes(&[1u64 << 40]));
-        let count = client.create_from_slice(i32::as_bytes(&[0]));
-        let rows = client.create_from_slice(i32::as_bytes(&[0]));
-        let err = launch_nonzero_coordinates(
-            &client,
-            &CompactionInput {
-                handle: input,
-                width: StorageWidth::W64,
-                predicate: NonZeroPredicate::AnyBit,
-                dims: &[1],
-            },
-            &CompactionOutput {
-                count,
-                coordinates: rows,
-                elem: ElemType::Int(IntKind::I32),
-                fill: None,
-            },
-            CompactionPlan::for_client(&client),
-        )
-        .unwrap_err();
-        assert!(
-            matches!(err, KernelError::UnsupportedType { elem, .. } if elem == u64_elem),
-            "{err:?}"
-        );
-        return;
-    }
+    assert_eq!(
+        reads_words(&client, StorageWidth::W64),
+        !binds(&client, u64_elem),
+        "the 64-bit path"
+    );
     for plan in plans() {
         let tile = plan.tile_vectors();
         for len in [1, 2, 3, 2 * tile + 1, 2 * tile + 2, 4 * tile + 2] {
@@ -434,6 +460,114 @@ fn wide_elements_count_their_high_half() {
                 assert_eq!((count, rows), expected, "{plan:?}, {len} u64 at {percent}%");
             }
         }
+    }
+}
+
+/// 8- and 16-bit elements, read as 32-bit words where the runtime binds no such integer (WGSL
+/// and OpenGL), as themselves elsewhere: odd lengths whose last word is partly past the input,
+/// a buffer whose bytes past the launched elements are non-zero (never counted), values with
+/// only their high byte set, and 16-bit floats under `AnyBitButSign`.
+#[test]
+fn narrow_elements_match_the_host_whatever_the_binding() {
+    let Some(client) = client() else { return };
+    for (width, unsigned) in [
+        (StorageWidth::W8, cubecl::ir::UIntKind::U8),
+        (StorageWidth::W16, cubecl::ir::UIntKind::U16),
+    ] {
+        assert_eq!(
+            reads_words(&client, width),
+            !binds(&client, ElemType::UInt(unsigned)),
+            "the {width:?} path"
+        );
+        let bits = 8 * width.bytes();
+        for plan in plans() {
+            let tile = plan.tile_vectors();
+            for len in [1, 2, 3, 5, 7, 33, 2 * tile + 1, 4 * tile + 3] {
+                for percent in [1, 50, 100] {
+                    let flags = values(len, percent, len as u64 + u64::from(percent));
+                    // Non-zero values with only the high byte set in every other element.
+                    let elements: Vec<u64> = flags
+                        .iter()
+                        .enumerate()
+                        .map(|(i, &v)| match (v, i % 2) {
+                            (0, _) => 0,
+                            (v, 0) => u64::from(v % 255 + 1) << (bits - 8),
+                            (v, _) => u64::from(v) % ((1 << bits) - 1) + 1,
+                        })
+                        .collect();
+                    let mut bytes: Vec<u8> = elements
+                        .iter()
+                        .flat_map(|&e| e.to_le_bytes()[..width.bytes()].to_vec())
+                        .collect();
+                    // Past the launched elements: bytes that would count if read.
+                    bytes.extend([0xFF; 7]);
+                    let (count, rows) = run_raw(
+                        &client,
+                        &bytes,
+                        width,
+                        NonZeroPredicate::AnyBit,
+                        &[len],
+                        Some(-1),
+                        plan,
+                    );
+                    let expected = oracle(&flags, &[len], -1);
+                    assert_eq!(
+                        (count, rows),
+                        expected,
+                        "{plan:?}, {len} elements of {width:?} at {percent}%"
+                    );
+                }
+            }
+        }
+    }
+    // f16 bits: 0, -0.0, 1.0, NaN, -inf, the smallest subnormal, -0.0; then past the input a
+    // 1.0 that must not count.
+    let halves: [u16; 8] = [0, 0x8000, 0x3C00, 0x7E00, 0xFC00, 0x0001, 0x8000, 0x3C00];
+    for plan in plans() {
+        let (count, rows) = run_raw(
+            &client,
+            u16::as_bytes(&halves),
+            StorageWidth::W16,
+            NonZeroPredicate::AnyBitButSign,
+            &[7],
+            Some(-1),
+            plan,
+        );
+        assert_eq!((count, rows), (4, vec![2, 3, 4, 5, -1, -1, -1]), "{plan:?}");
+    }
+}
+
+/// f64 bits under `AnyBitButSign`, typed or as pairs of words: `-0.0` (only the high word's
+/// top bit set) is zero, NaN, infinity and the smallest subnormal (only the low word set) are
+/// not.
+#[test]
+fn wide_floats_ignore_the_sign_bit() {
+    let Some(client) = client() else { return };
+    let values = [
+        0.0f64,
+        -0.0,
+        1.0,
+        f64::NAN,
+        -f64::INFINITY,
+        -0.0,
+        5e-324,
+        0.0,
+    ];
+    for plan in plans() {
+        let (count, rows) = run_raw(
+            &client,
+            f64::as_bytes(&values),
+            StorageWidth::W64,
+            NonZeroPredicate::AnyBitButSign,
+            &[8],
+            Some(-1),
+            plan,
+        );
+        assert_eq!(
+            (count, rows),
+            (4, vec![2, 3, 4, 6, -1, -1, -1, -1]),
+            "{plan:?}"
+        );
     }
 }
 

@@ -150,15 +150,17 @@ pub(crate) fn check_index_dtype(
     }
 }
 
-/// Checks that `device` can run a kernel that reads `input`'s raw bits (as the unsigned integer
-/// of the same width) and writes `output`: the dtype rule of NonZeroCoordinates.
+/// Checks that `device` can run a kernel that reads `input`'s raw bits and writes `output`: the
+/// dtype rule of NonZeroCoordinates. The device must store `input`; its kernel reads the bits
+/// as the unsigned integer of their width, or as 32-bit words where the runtime cannot bind
+/// that type (f16 on WGSL, 64-bit types on OpenGL), so that type need not be storable.
 pub(crate) fn check_raw_bits_io(
     operator: &'static str,
     device: &Device,
     input: DType,
     output: IntDType,
 ) -> Result<(), DmlOpsError> {
-    check_raw_bits(operator, device, input)?;
+    check_fixed_width(operator, device, input)?;
     let output = DType::from(output);
     if !can_store(device, output) {
         return Err(unsupported(

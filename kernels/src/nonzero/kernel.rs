@@ -32,6 +32,77 @@ fn non_zero_bits<I: Int, N: Size>(value: Vector<I, N>, #[comptime] ignore_sign: 
     bits
 }
 
+/// Elements per input vector of `vector` lanes: one per lane for a typed read
+/// (`element_bits == 0`), `32 / element_bits` per 32-bit lane for 8- and 16-bit elements read
+/// as words, one per two lanes for 64-bit elements read as words.
+pub(crate) fn elements_per_vector(vector: usize, element_bits: usize) -> usize {
+    match element_bits {
+        0 => vector,
+        64 => vector / 2,
+        bits => vector * (32 / bits),
+    }
+}
+
+/// The elements of `value` that are non-zero, as bits `0..elements_per_vector` of a `u32`.
+/// `element_bits` 0 reads each lane as one element of its own type ([`non_zero_bits`]); 8 or 16
+/// reads each 32-bit lane as `32 / element_bits` elements, lowest bits first (little-endian
+/// storage); 64 reads each pair of 32-bit lanes as one element, low word first. With
+/// `ignore_sign` each element's top bit is dropped.
+#[cube]
+fn vector_bits<I: Int, N: Size>(
+    value: Vector<I, N>,
+    #[comptime] ignore_sign: bool,
+    #[comptime] element_bits: usize,
+) -> u32 {
+    let mut bits = 0u32;
+    let vector = value.vector_size();
+    if comptime!(element_bits == 0) {
+        bits = non_zero_bits::<I, N>(value, ignore_sign);
+    } else if comptime!(element_bits == 64) {
+        let high_mask = comptime!(if ignore_sign {
+            0x7FFF_FFFFu32
+        } else {
+            u32::MAX
+        });
+        #[unroll]
+        for e in 0..comptime!(vector / 2) {
+            let low = u32::cast_from(value.extract(comptime!(2 * e)));
+            let high = u32::cast_from(value.extract(comptime!(2 * e + 1)));
+            bits |= select((low | (high & high_mask)) != 0, 1u32, 0u32) << comptime!(e as u32);
+        }
+    } else {
+        let per_lane = comptime!(32 / element_bits);
+        let field = comptime!(((1u64 << (element_bits - usize::from(ignore_sign))) - 1) as u32);
+        #[unroll]
+        for lane in 0..vector {
+            let word = u32::cast_from(value.extract(lane));
+            #[unroll]
+            for s in 0..per_lane {
+                let element = (word >> comptime!((s * element_bits) as u32)) & field;
+                bits |= select(element != 0, 1u32, 0u32) << comptime!((lane * per_lane + s) as u32);
+            }
+        }
+    }
+    bits
+}
+
+/// The bits of vector `index` (of `lanes` elements) that stand for elements before `len`: all
+/// of them but in the last, partly filled vector of an input of 8- or 16-bit elements read as
+/// words, whose last word also holds bytes past the input.
+#[cube]
+fn valid_bits(index: usize, len: usize, #[comptime] lanes: usize) -> u32 {
+    let first = index * lanes;
+    let mut valid = 0u32;
+    if first < len {
+        let left = len - first;
+        valid = comptime!(((1u64 << lanes) - 1) as u32);
+        if left < lanes {
+            valid = (1u32 << left as u32) - 1;
+        }
+    }
+    valid
+}
+
 /// The non-zero bits of vector `q` of tile `tile` (`q` counts from the tile's first vector),
 /// read from the mask the count kernel wrote.
 #[cube]
@@ -170,7 +241,10 @@ fn fill_tile_padding<O: Int>(
 }
 
 /// Step 1: `tile_counts[t]` = number of non-zero elements in tile `t`, and tile `t`'s part of
-/// the mask (see the module documentation).
+/// the mask (see the module documentation). `vectors` counts input vectors and `len` elements;
+/// `element_bits` says how a vector holds them (see `vector_bits`): typed, or 32-bit words
+/// holding 8-, 16- or 64-bit elements for runtimes that cannot bind those types, where the
+/// last word of an 8- or 16-bit input may hold bytes past element `len - 1`, never counted.
 #[allow(clippy::too_many_arguments)]
 #[cube(launch_unchecked, address_type = "dynamic")]
 pub fn nonzero_tile_counts<I: Int, N: Size>(
@@ -179,7 +253,9 @@ pub fn nonzero_tile_counts<I: Int, N: Size>(
     mask: &mut [u32],
     vectors: usize,
     tiles: usize,
+    len: usize,
     #[comptime] ignore_sign: bool,
+    #[comptime] element_bits: usize,
     #[comptime] cube_size: usize,
     #[comptime] planes: bool,
     #[comptime] per_unit: usize,
@@ -187,7 +263,8 @@ pub fn nonzero_tile_counts<I: Int, N: Size>(
     #[define(I)] _input_type: ElemType,
 ) {
     let tile = CUBE_POS;
-    let lanes = N::value();
+    let vector = N::value();
+    let lanes = comptime!(elements_per_vector(vector, element_bits));
     let slot = UNIT_POS as usize;
     let base = tile * cube_size * per_unit + slot;
     // Every load is issued before any bit is tested, so a unit has `per_unit` loads in flight.
@@ -218,7 +295,10 @@ pub fn nonzero_tile_counts<I: Int, N: Size>(
             for r in 0..comptime!(32 / lanes) {
                 let k = comptime!(m * (32 / lanes) + r);
                 if comptime!(k < per_unit) {
-                    let bits = non_zero_bits::<I, N>(values[k], ignore_sign);
+                    let mut bits = vector_bits::<I, N>(values[k], ignore_sign, element_bits);
+                    if comptime!(element_bits == 8 || element_bits == 16) {
+                        bits &= valid_bits(base + k * cube_size, len, lanes);
+                    }
                     count += bits.count_ones();
                     word |= bits << comptime!((r * lanes) as u32);
                 }

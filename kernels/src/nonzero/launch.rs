@@ -1,12 +1,16 @@
 //! Host-side launch of the compaction over raw CubeCL handles.
 
-use cubecl::ir::ElemType;
 use cubecl::ir::features::Plane;
+use cubecl::ir::{ElemType, UIntKind};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 
-use super::kernel::{nonzero_scan_tiles, nonzero_tile_counts, nonzero_write_coordinates};
-use crate::launch::{require_binding, require_len, vector_size_for};
+use super::kernel::{
+    elements_per_vector, nonzero_scan_tiles, nonzero_tile_counts, nonzero_write_coordinates,
+};
+use crate::launch::{
+    can_bind, require_binding, require_len, require_word_aligned, vector_size_for,
+};
 use crate::{KernelError, StorageWidth};
 
 /// Which bits make an element non-zero.
@@ -132,7 +136,9 @@ impl CompactionPlan {
 pub struct CompactionInput<'a> {
     /// The buffer: `dims.iter().product()` contiguous elements of `width`.
     pub handle: Handle,
-    /// The elements' width: they are read as the unsigned integer of that width.
+    /// The elements' width: they are read as the unsigned integer of that width, or where the
+    /// runtime cannot bind it (8- and 16-bit types on WGSL and OpenGL, 64-bit ones on OpenGL)
+    /// as 32-bit words, which needs the handle to start on a 4-byte boundary.
     pub width: StorageWidth,
     /// Which bits make an element non-zero.
     pub predicate: NonZeroPredicate,
@@ -201,6 +207,15 @@ pub struct CompactionStages {
     fill: Option<i64>,
     plan: CompactionPlan,
     len: usize,
+    /// Input lanes per vector (the kernel's vector size).
+    vector: usize,
+    /// How a vector holds its elements: 0 typed, 8/16/64 for elements read as 32-bit words.
+    element_bits: usize,
+    /// Input vectors: `len / lanes` typed, whole vectors of words otherwise.
+    vectors: usize,
+    /// The input's length in the kernel's scalars (elements typed, words otherwise).
+    scalars: usize,
+    /// Elements per input vector.
     lanes: usize,
     tiles: usize,
     words: usize,
@@ -217,7 +232,8 @@ impl CompactionStages {
     ///
     /// # Errors
     ///
-    /// [`KernelError`] when `output.elem` is not an integer, a buffer type cannot be bound, a
+    /// [`KernelError`] when `output.elem` is not an integer or cannot be bound, an input read
+    /// as 32-bit words (see [`CompactionInput::width`]) does not start on a 4-byte boundary, a
     /// handle is too small, the element count overflows or does not fit in `u32`, or `plan` is
     /// out of range.
     pub fn new(
@@ -248,10 +264,18 @@ impl CompactionStages {
             .ok_or_else(|| KernelError::TooLarge {
                 detail: format!("{len} rows of {width} coordinates overflow usize"),
             })?;
-        let input_elem = input_width.unsigned();
+        let typed = can_bind(client, input_width.unsigned());
+        let input_elem = if typed {
+            input_width.unsigned()
+        } else {
+            ElemType::UInt(UIntKind::U32)
+        };
         require_binding(client, input_elem, "input")?;
         require_binding(client, output_elem, "output")?;
         require_len(&input.handle, len, input_width.bytes(), "input")?;
+        if !typed {
+            require_word_aligned(&input.handle, "input")?;
+        }
         require_len(&output.count, 1, output_elem.size(), "count")?;
         require_len(
             &output.coordinates,
@@ -260,12 +284,32 @@ impl CompactionStages {
             "coordinates",
         )?;
 
-        // At most 32 lanes, so that a unit's flags for one vector fit in one mask word.
-        let mut lanes = vector_size_for(client, &[input_width.bytes()]).min(32);
-        while lanes > 1 && !len.is_multiple_of(lanes) {
-            lanes /= 2;
-        }
-        let tiles = (len / lanes).div_ceil(plan.tile_vectors());
+        let (vector, element_bits, scalars) = if typed {
+            // At most 32 lanes, so that a unit's flags for one vector fit in one mask word.
+            let mut vector = vector_size_for(client, &[input_width.bytes()]).min(32);
+            while vector > 1 && !len.is_multiple_of(vector) {
+                vector /= 2;
+            }
+            (vector, 0, len)
+        } else {
+            // 32-bit words, the last one partly past the input for 8- and 16-bit elements
+            // (CubeCL binds buffers rounded up to whole words, and the kernel counts no element
+            // at or past `len`). The vector size divides the word count, and a 64-bit element
+            // takes two lanes of one vector.
+            let words = (len * input_width.bytes()).div_ceil(4);
+            let mut vector = vector_size_for(client, &[4]).min(4);
+            while vector > 1 && !words.is_multiple_of(vector) {
+                vector /= 2;
+            }
+            let element_bits = 8 * input_width.bytes();
+            if element_bits == 64 {
+                vector = vector.max(2);
+            }
+            (vector, element_bits, words)
+        };
+        let lanes = elements_per_vector(vector, element_bits);
+        let vectors = scalars / vector;
+        let tiles = vectors.div_ceil(plan.tile_vectors());
         // Mask words per unit and tile: `per_unit * lanes` bits, whole rows in each word.
         let words = plan.per_unit.div_ceil(32 / lanes);
         let mask_len = (tiles * words * plan.cube_size).max(1);
@@ -282,11 +326,15 @@ impl CompactionStages {
             fill: output.fill,
             plan,
             len,
+            vector,
+            element_bits,
+            vectors,
+            scalars,
             lanes,
             tiles,
             words,
             mask_len,
-            address: AddressType::from_len(len.max(elements).max(mask_len)),
+            address: AddressType::from_len(len.max(scalars).max(elements).max(mask_len)),
             // Zero-sized bindings are not portable: every scratch buffer holds at least one
             // element.
             tile_counts: client.empty(tiles.max(1) * size_of::<u32>()),
@@ -308,6 +356,13 @@ impl CompactionStages {
         )
     }
 
+    /// Whether the count kernel reads the input as 32-bit words: where the runtime cannot bind
+    /// the unsigned type of the input's width (8- and 16-bit elements on WGSL and OpenGL,
+    /// 64-bit ones on OpenGL). Otherwise it reads that type itself.
+    pub fn reads_words(&self) -> bool {
+        self.element_bits != 0
+    }
+
     fn planes(&self) -> bool {
         self.plan.scan == CubeScan::Planes
     }
@@ -318,22 +373,26 @@ impl CompactionStages {
         if self.tiles == 0 {
             return;
         }
-        // SAFETY: the kernel reads `input` below `vectors * lanes = len` elements and writes
-        // `tile_counts` below `tiles` and the mask below `tiles * words * cube_size` elements,
-        // by construction of the tile geometry `new` checked.
+        // SAFETY: the kernel reads `input` below `vectors * vector = scalars` of its scalars
+        // (elements, or whole words of a handle `new` checked to hold `len` elements, which
+        // CubeCL binds rounded up to whole words) and writes `tile_counts` below `tiles` and the
+        // mask below `tiles * words * cube_size` elements, by construction of the tile
+        // geometry `new` checked.
         unsafe {
             nonzero_tile_counts::launch_unchecked(
                 &self.client,
                 self.tile_cubes(),
                 self.cube_dim(),
                 self.address,
-                self.lanes,
-                BufferArg::from_raw_parts(self.input.clone(), self.len),
+                self.vector,
+                BufferArg::from_raw_parts(self.input.clone(), self.scalars),
                 BufferArg::from_raw_parts(self.tile_counts.clone(), self.tiles),
                 BufferArg::from_raw_parts(self.mask.clone(), self.mask_len),
-                self.len / self.lanes,
+                self.vectors,
                 self.tiles,
+                self.len,
                 self.ignore_sign,
+                self.element_bits,
                 self.plan.cube_size,
                 self.planes(),
                 self.plan.per_unit,
@@ -391,7 +450,7 @@ impl CompactionStages {
                 BufferArg::from_raw_parts(self.coordinates.clone(), elements),
                 dims,
                 InputScalar::new(self.fill.unwrap_or(0), self.output_elem),
-                self.len / self.lanes,
+                self.vectors,
                 self.tiles,
                 self.len,
                 self.lanes,

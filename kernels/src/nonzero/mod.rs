@@ -6,7 +6,10 @@
 //! 1. [`nonzero_tile_counts`](fn@nonzero_tile_counts): each cube reads its tile once (rows
 //!    of one vector per unit, so reads are coalesced; every load is issued before any is
 //!    tested), counts its non-zero elements and leaves one bit per element in a mask, 1/32 of
-//!    an f32 input's bytes.
+//!    an f32 input's bytes. Where the runtime cannot bind the unsigned type of the input's
+//!    width (8- and 16-bit types on WGSL and OpenGL, 64-bit ones on OpenGL) it reads 32-bit
+//!    words instead: two f16 or four u8 to a word, a 64-bit element as two; the rest of the
+//!    compaction sees only the mask, so nothing else changes.
 //! 2. [`nonzero_scan_tiles`](fn@nonzero_scan_tiles): one cube turns the tile counts into
 //!    exclusive tile offsets and writes the total into the `count` output; with planes it
 //!    stages the counts in shared memory, a pass of 8 per unit at a time loaded and stored
