@@ -455,6 +455,16 @@ fn f16_of_odd_lengths_where_the_device_stores_it() {
             to_i64(&x.nonzero_coordinates().into_exact().into_data())
         };
         assert_eq!(on(&device), on(&flex()), "transposed f16 on {device:?}");
+        // Slices that start one element (2 bytes) and three elements into the buffer.
+        let values: Vec<f16> = (0..41).map(|i| f16::from_f32((i % 3) as f32)).collect();
+        let data = TensorData::new(values, [41]);
+        for start in [1, 3] {
+            let on = |device: &Device| {
+                let x = float_tensor::<1>(data.clone(), device).slice(start..40);
+                to_i64(&x.nonzero_coordinates().into_exact().into_data())
+            };
+            assert_eq!(on(&device), on(&flex()), "f16[{start}..40] on {device:?}");
+        }
     }
 }
 

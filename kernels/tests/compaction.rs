@@ -697,6 +697,36 @@ fn errors_launch_nothing() {
         launch(&[1 << 32], 16, i32_out, plan),
         Err(KernelError::TooLarge { .. })
     ));
+    // Read as words, a 16-bit input must start on a word; read typed, it may start anywhere.
+    let halves = client.create_from_slice(u16::as_bytes(&[0, 1, 2, 0, 3, 0, 0, 4]));
+    let result = launch_nonzero_coordinates(
+        &client,
+        &CompactionInput {
+            handle: halves.offset_start(2),
+            width: StorageWidth::W16,
+            predicate: NonZeroPredicate::AnyBit,
+            dims: &[7],
+        },
+        &CompactionOutput {
+            count: handle(8),
+            coordinates: handle(28),
+            elem: i32_out,
+            fill: None,
+        },
+        plan,
+    );
+    if reads_words(&client, StorageWidth::W16) {
+        assert_eq!(
+            result,
+            Err(KernelError::Misaligned {
+                role: "input",
+                offset: 2,
+                align: 4
+            })
+        );
+    } else {
+        assert_eq!(result, Ok(()));
+    }
 }
 
 proptest! {
