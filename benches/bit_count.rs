@@ -10,7 +10,11 @@
 //!   `bit_count` against `copy`, `x.add_scalar(1.0)` in f16;
 //! - contiguous `i32` through the kernel crate's launcher with each [`BitCountPath`]: one, four
 //!   and eight vectors per unit, and the word-wise kernel with one, four and eight groups, to
-//!   choose between them per runtime.
+//!   choose between them per runtime;
+//! - the runtime's ceiling: the four-vector path against bare CubeCL copies of the same bytes
+//!   (a bench-local kernel, `grid_copy`), with exact grids and grid-stride loops of a few cube
+//!   sizes, to tell what the runtime allows from what the kernel reaches (the exact grids are
+//!   one-dimensional, so they stop at 2^26 or 2^28 elements).
 //!
 //! Each measurement queues `QUEUED` calls between two syncs, each on its own input (one sync
 //! costs about 0.2 ms on wgpu, and Fusion merges identical elementwise work on one input), and
@@ -27,6 +31,7 @@ use burn_dml_ops_kernels::{InputView, StorageWidth};
 use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, BenchmarkId, Criterion};
 use cubecl::ir::{ElemType, IntKind};
+use cubecl::prelude::*;
 
 /// Calls queued between two syncs, each on its own input.
 const QUEUED: usize = 8;
@@ -82,6 +87,74 @@ const PATHS: [(&str, BitCountPath); 6] = [
     ),
 ];
 
+/// Copies `units` vectors of 4 `u32`: unit `u` of the grid copies vectors `u`, `u + stride`,
+/// `u + 2 * stride`, ... (`stride`: the grid's units), `per_step` of them loaded before any is
+/// stored. The runtime's memory ceiling for BitCount's bytes, without a popcount or Burn.
+#[cube(launch_unchecked)]
+fn grid_copy<N: Size>(
+    input: &[Vector<u32, N>],
+    output: &mut [Vector<u32, N>],
+    units: usize,
+    #[comptime] per_step: usize,
+) {
+    let stride = CUBE_COUNT * CUBE_DIM as usize;
+    let mut first = ABSOLUTE_POS;
+    let mut values = Array::<Vector<u32, N>>::new(per_step);
+    while first < units {
+        #[unroll]
+        for k in 0..per_step {
+            let i = first + k * stride;
+            if i < units {
+                values[k] = input[i];
+            }
+        }
+        #[unroll]
+        for k in 0..per_step {
+            let i = first + k * stride;
+            if i < units {
+                output[i] = values[k];
+            }
+        }
+        first += per_step * stride;
+    }
+}
+
+/// The ceiling table's geometries: name, units per cube, cubes for `vectors` vectors of 4 u32
+/// (`None`: enough for every unit to copy `per_step` once) and vectors per unit and step.
+const CEILINGS: [(&str, u32, Option<u32>, usize); 5] = [
+    ("exact, 1 per unit", 256, None, 1),
+    ("exact, 4 per unit", 256, None, 4),
+    ("2048 x 256, stride", 256, Some(2048), 4),
+    ("1024 x 512, stride", 512, Some(1024), 4),
+    ("512 x 1024, stride", 1024, Some(512), 4),
+];
+
+/// A copy of the contiguous i32 `input` with [`grid_copy`] on one of [`CEILINGS`]; the output is
+/// returned to live until the sync.
+fn ceiling_copy(
+    input: &CubeTensor,
+    (_, cube, cubes, per_step): (&str, u32, Option<u32>, usize),
+) -> cubecl::server::Handle {
+    let len = input.meta.shape()[0];
+    let units = len / 4;
+    let output = input.client.empty(len * 4);
+    let cubes = cubes.unwrap_or_else(|| units.div_ceil(cube as usize * per_step) as u32);
+    // SAFETY: every load and store is guarded by `units`, the vectors both buffers hold.
+    unsafe {
+        grid_copy::launch_unchecked(
+            &input.client,
+            CubeCount::Static(cubes, 1, 1),
+            CubeDim::new_1d(cube),
+            4,
+            BufferArg::from_raw_parts(input.handle.clone(), len),
+            BufferArg::from_raw_parts(output.clone(), len),
+            units,
+            per_step,
+        );
+    }
+    output
+}
+
 /// The i32 counts of the contiguous i32 `input` through the kernel crate's launcher on `path`;
 /// the output is returned to live until the sync.
 fn launch(input: &CubeTensor, path: BitCountPath) -> cubecl::server::Handle {
@@ -114,6 +187,7 @@ fn main() {
     let mut transposed_rows = Vec::new();
     let mut half_rows = Vec::new();
     let mut path_rows = Vec::new();
+    let mut ceiling_rows = Vec::new();
     for log2 in common::sizes("BIT_COUNT_BENCH_SIZES", &[16, 20, 24]) {
         let len = 1usize << log2;
         let parameter = format!("2^{log2}");
@@ -180,7 +254,37 @@ fn main() {
             });
         }
         group.finish();
-        path_rows.push((parameter, vec![8.0 * len as f64; PATHS.len()]));
+        path_rows.push((parameter.clone(), vec![8.0 * len as f64; PATHS.len()]));
+
+        // The copies are correct: check each once, on sizes small enough to read back.
+        if len <= 1 << 20 {
+            let client = &cubes[0].client;
+            let expected = client
+                .read_one(cubes[0].handle.clone())
+                .expect("read the input");
+            for ceiling in CEILINGS {
+                let copied = client
+                    .read_one(ceiling_copy(&cubes[0], ceiling))
+                    .expect("read the copy");
+                assert!(copied == expected, "{} copies its input", ceiling.0);
+            }
+        }
+        let mut group = criterion.benchmark_group("bit_count_ceiling");
+        common::configure(&mut group);
+        bench(&mut group, &device, "4 vectors", &parameter, &cubes, |x| {
+            launch(x, PATHS[1].1)
+        });
+        for ceiling in CEILINGS {
+            // At most 65535 cubes in one dimension: the exact grids stop at 2^26 elements.
+            if ceiling.2.is_none() && len / 4 > 256 * 65_535 * ceiling.3 {
+                continue;
+            }
+            bench(&mut group, &device, ceiling.0, &parameter, &cubes, |x| {
+                ceiling_copy(x, ceiling)
+            });
+        }
+        group.finish();
+        ceiling_rows.push((parameter, vec![8.0 * len as f64; CEILINGS.len() + 1]));
     }
     criterion.final_summary();
     common::print_throughput(
@@ -206,5 +310,14 @@ fn main() {
         "bit_count_paths",
         &PATHS.map(|(name, _)| name),
         &path_rows,
+    );
+    let mut ceiling_names = vec!["4 vectors"];
+    ceiling_names.extend(CEILINGS.map(|(name, ..)| name));
+    common::print_throughput(
+        "The runtime's ceiling: BitCount's 4-vector path against bare CubeCL copies of the same \
+         bytes (16-byte vectors; exact grids or a grid-stride loop)",
+        "bit_count_ceiling",
+        &ceiling_names,
+        &ceiling_rows,
     );
 }
