@@ -1,15 +1,17 @@
-//! A plain copy of a buffer's bits: what ScatterND does to its input first when it cannot
-//! update it in place.
+//! Plain copies of bits: a buffer's (what ScatterND does to its input first when it cannot
+//! update it in place), and a strided view's into a contiguous buffer through 32-bit words (what
+//! NonZeroCoordinates does first with a view of a type the runtime cannot bind).
 
 use cubecl::ir::ElemType;
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 
-use crate::KernelError;
 use crate::launch::{
     bits_elem, elementwise_geometry, launch_vectors_then_tail, require_binding, require_len,
-    vector_size_for,
+    require_word_aligned, vector_size_for,
 };
+use crate::strided::strided_offset;
+use crate::{InputView, KernelError};
 
 /// `output[i] = input[i]` for `units` vectors starting at vector `first`.
 #[cube(launch_unchecked, address_type = "dynamic")]
@@ -68,5 +70,99 @@ pub fn launch_copy(
         }
     };
     launch_vectors_then_tail(len, vector, launch);
+    Ok(())
+}
+
+/// Copies the `len` elements of a strided view (`shape`, `strides`, in elements of `bytes`
+/// bytes) into a contiguous buffer, reading and writing 32-bit words only: unit `w` writes
+/// output word `w`, with the `4 / bytes` elements it holds for 8- and 16-bit elements (zero bits
+/// past the last element) or one half of an element for 64-bit ones.
+#[cube(launch_unchecked, address_type = "dynamic")]
+pub fn contiguous_words_kernel(
+    input: &[u32],
+    output: &mut [u32],
+    shape: Sequence<usize>,
+    strides: Sequence<usize>,
+    len: usize,
+    words: usize,
+    #[comptime] bytes: usize,
+) {
+    let word = ABSOLUTE_POS;
+    if word >= words {
+        terminate!();
+    }
+    if comptime!(bytes == 8) {
+        let offset = strided_offset(word / 2, &shape, &strides);
+        output[word] = input[offset * 2 + word % 2];
+    } else {
+        let per_word = comptime!(4 / bytes);
+        let field = comptime!(((1u64 << (8 * bytes)) - 1) as u32);
+        let mut packed = 0u32;
+        #[unroll]
+        for s in 0..per_word {
+            let element = word * per_word + s;
+            if element < len {
+                let offset = strided_offset(element, &shape, &strides);
+                let shift = ((offset % per_word) * comptime!(8 * bytes)) as u32;
+                let bits = (input[offset / per_word] >> shift) & field;
+                packed |= bits << comptime!((s * 8 * bytes) as u32);
+            }
+        }
+        output[word] = packed;
+    }
+}
+
+/// Copies the strided view `input` into `output`, contiguous, through 32-bit words: for element
+/// types the runtime cannot bind (8- and 16-bit ones on WGSL and OpenGL, 64-bit ones on OpenGL),
+/// where a typed copy cannot run. `output` gets `len` elements in row-major order, and its last
+/// word's bytes past them are zeroed, so it must hold whole words: at least
+/// `(len * width).div_ceil(4) * 4` bytes.
+///
+/// # Errors
+///
+/// [`KernelError`] when the view's shape and strides do not match or reach past its handle, a
+/// handle does not start on a 4-byte boundary, or `output` holds fewer bytes than that. Nothing
+/// is launched then.
+pub fn launch_contiguous_words(
+    client: &Client,
+    input: &InputView,
+    output: Handle,
+) -> Result<(), KernelError> {
+    let len = input.element_count()?;
+    input.require_covered("input")?;
+    require_word_aligned(&input.handle, "input")?;
+    require_word_aligned(&output, "output")?;
+    let bytes = input.width.bytes();
+    let words = (len * bytes).div_ceil(4);
+    require_len(&output, words, 4, "output")?;
+    if words == 0 {
+        return Ok(());
+    }
+    let input_words = (input.span() * bytes).div_ceil(4);
+    let (count, dim) = elementwise_geometry(client, words);
+    let mut shape = SequenceArg::new();
+    let mut strides = SequenceArg::new();
+    for (&size, &stride) in input.shape.iter().zip(&input.strides) {
+        shape.push(size);
+        strides.push(stride);
+    }
+    // SAFETY: unit `w < words` writes output word `w` (the output holds `words`, checked above)
+    // and reads the words of elements the view addresses, which lie inside the input handle
+    // (`require_covered`), a buffer CubeCL binds rounded up to whole words.
+    unsafe {
+        contiguous_words_kernel::launch_unchecked(
+            client,
+            count,
+            dim,
+            AddressType::from_len(input_words.max(words).max(len)),
+            BufferArg::from_raw_parts(input.handle.clone(), input_words.max(1)),
+            BufferArg::from_raw_parts(output, words),
+            shape,
+            strides,
+            len,
+            words,
+            bytes,
+        );
+    }
     Ok(())
 }

@@ -6,7 +6,7 @@
 //!
 //! | module | operator |
 //! |---|---|
-//! | [`copy`] | a plain copy of a buffer's bits (ScatterND's out-of-place path, the benchmarks' floor) |
+//! | [`copy`] | plain copies of bits: a buffer's (ScatterND's out-of-place path, the benchmarks' floor), a strided view's into a contiguous buffer through 32-bit words |
 //! | [`bit_count`] | DirectML `ELEMENT_WISE_BIT_COUNT`: population count of each element's raw bits |
 //! | [`nonzero`] | DirectML `NONZERO_COORDINATES`: coordinates of the non-zero elements, on the device |
 //! | [`scatter_nd`] | DirectML `SCATTER_ND` plus ONNX reductions: safe indices, no lost updates |
@@ -16,5 +16,6 @@ pub mod copy;
 mod launch;
 pub mod nonzero;
 pub mod scatter_nd;
+mod strided;
 
 pub use launch::{InputView, KernelError, StorageWidth};

@@ -7,24 +7,11 @@ mod common;
 
 use burn_dml_ops_kernels::bit_count::{BitCountPath, launch_bit_count};
 use burn_dml_ops_kernels::{InputView, KernelError, StorageWidth};
-use common::client;
+use common::{GUARD, GUARD_BYTE, OFFSET, WIDTHS, client};
 use cubecl::ir::{ElemType, FloatKind, IntKind, UIntKind};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 use proptest::prelude::*;
-
-const WIDTHS: [StorageWidth; 4] = [
-    StorageWidth::W8,
-    StorageWidth::W16,
-    StorageWidth::W32,
-    StorageWidth::W64,
-];
-
-/// Bytes written after the output's end, which no launch may change.
-const GUARD: usize = 8;
-const GUARD_BYTE: u8 = 0xA5;
-/// An offset every wgpu adapter accepts for a binding.
-const OFFSET: usize = 256;
 
 /// An output element type of `width`, signed or not.
 fn output_elem(width: StorageWidth, signed: bool) -> ElemType {

@@ -10,7 +10,7 @@ use burn_cubecl::ops::numeric::empty_device_contiguous_dtype;
 use burn_cubecl::tensor::CubeTensor;
 use burn_cubecl::{CubeBackend, CubeDevice};
 use burn_dml_ops_kernels::bit_count::{BitCountPath, launch_bit_count};
-use burn_dml_ops_kernels::copy::launch_copy;
+use burn_dml_ops_kernels::copy::{launch_contiguous_words, launch_copy};
 use burn_dml_ops_kernels::nonzero::{
     CompactionInput, CompactionOutput, CompactionPlan, NonZeroPredicate, launch_nonzero_coordinates,
 };
@@ -19,6 +19,7 @@ use burn_dml_ops_kernels::scatter_nd::{
     ScatterReduction, launch_gather_nd, launch_scatter_nd, scatter_strategy,
 };
 use burn_dml_ops_kernels::{InputView, KernelError, StorageWidth};
+use cubecl::features::TypeUsage;
 use cubecl::ir::ElemType;
 use cubecl::zspace::metadata::Metadata;
 
@@ -207,6 +208,45 @@ fn empty_output(like: &CubeTensor, shape: Shape, dtype: DType) -> CubeTensor {
     empty_device_contiguous_dtype(like.client.clone(), like.device.clone(), shape, dtype)
 }
 
+/// `input` laid out row-major from its first element, for a kernel that reads its raw bits:
+/// itself when it already is, Burn's copy where the runtime binds the element type, and
+/// otherwise (8- and 16-bit types on WGSL and OpenGL, 64-bit ones on OpenGL, which Burn's copy
+/// cannot bind) the kernel crate's copy through 32-bit words, into a buffer of whole words.
+fn contiguous_bits(input: CubeTensor, operator: &str) -> CubeTensor {
+    let elem = dtype_to_elem_type(input.dtype);
+    let binds = input
+        .client
+        .properties()
+        .type_usage(elem)
+        .contains(TypeUsage::Buffer);
+    if binds || input.meta.is_tiled() || input.is_contiguous() {
+        return into_contiguous(input);
+    }
+    let shape = input.shape();
+    let width = storage_width(&input, operator);
+    let view = InputView {
+        handle: input.handle.clone(),
+        width,
+        shape: shape.to_vec(),
+        strides: input.meta.strides().to_vec(),
+    };
+    let words = (shape.num_elements() * width.bytes()).div_ceil(4);
+    let handle = input.client.empty(words.max(1) * 4);
+    launch_contiguous_words(&input.client, &view, handle.clone())
+        .unwrap_or_else(|err| launch_failed(operator, &input.device, err));
+    let layout = Metadata::new(shape.clone(), contiguous_strides(&shape));
+    CubeTensor::new(input.client, handle, layout, input.device, input.dtype)
+}
+
+/// The row-major strides of `shape`, in elements.
+fn contiguous_strides(shape: &Shape) -> Vec<usize> {
+    let mut strides = vec![1; shape.num_dims()];
+    for axis in (0..shape.num_dims().saturating_sub(1)).rev() {
+        strides[axis] = strides[axis + 1] * shape[axis + 1];
+    }
+    strides
+}
+
 fn nonzero_coordinates(
     input: CubeTensor,
     predicate: NonZeroPredicate,
@@ -214,7 +254,7 @@ fn nonzero_coordinates(
     fill: Option<i64>,
     out_dtype: IntDType,
 ) -> (CubeTensor, CubeTensor) {
-    let input = into_contiguous(input);
+    let input = contiguous_bits(input, "NonZeroCoordinates");
     let shape = input.shape();
     let len = shape.num_elements();
     let dims = &shape[shape.num_dims() - width..];

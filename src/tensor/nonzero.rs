@@ -88,8 +88,8 @@ pub trait NonZeroExt {
     /// # Panics
     ///
     /// When [`nonzero_coordinates_with`](Self::nonzero_coordinates_with) with the default options
-    /// would return an error (a dtype the device cannot hold, an input too large for the default
-    /// Int dtype); the message is that error's.
+    /// would return an error (a quantized input, an input too large for the default Int dtype);
+    /// the message is that error's.
     fn nonzero_coordinates(self) -> NonZeroCoordinates;
 
     /// Coordinates with every option.
@@ -98,8 +98,9 @@ pub trait NonZeroExt {
     ///
     /// [`DmlOpsError::InvalidArgument`] for a width outside `effective_rank..=rank`, a `fill`
     /// the output dtype cannot hold, an input with more elements than the output dtype can
-    /// count, or one of more than `u32::MAX` elements (not supported yet); [`DmlOpsError::UnsupportedDType`] for an input or output dtype the device cannot
-    /// hold.
+    /// count, or one of more than `u32::MAX` elements (not supported yet);
+    /// [`DmlOpsError::UnsupportedDType`] for a quantized input (dequantize it first) or an output
+    /// dtype the device cannot hold. Every other input dtype runs, on every runtime.
     ///
     /// # Panics
     ///

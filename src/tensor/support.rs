@@ -151,16 +151,18 @@ pub(crate) fn check_index_dtype(
 }
 
 /// Checks that `device` can run a kernel that reads `input`'s raw bits and writes `output`: the
-/// dtype rule of NonZeroCoordinates. The device must store `input`; its kernel reads the bits
-/// as the unsigned integer of their width, or as 32-bit words where the runtime cannot bind
-/// that type (f16 on WGSL, 64-bit types on OpenGL), so that type need not be storable.
+/// dtype rule of NonZeroCoordinates. Any `input` with an encoding of its own runs (the tensor
+/// exists, so the device holds it): the kernels read its bits as the unsigned integer of their
+/// width, or as 32-bit words where the runtime cannot bind that type (8- and 16-bit types on
+/// WGSL and OpenGL, 64-bit ones on OpenGL). The output is written typed, so the device must
+/// store `output`.
 pub(crate) fn check_raw_bits_io(
     operator: &'static str,
     device: &Device,
     input: DType,
     output: IntDType,
 ) -> Result<(), DmlOpsError> {
-    check_fixed_width(operator, device, input)?;
+    check_encoding(operator, device, input)?;
     let output = DType::from(output);
     if !can_store(device, output) {
         return Err(unsupported(

@@ -2,6 +2,8 @@
 
 use cubecl::prelude::*;
 
+use crate::strided::strided_offset;
+
 /// Writes `count_ones(input[i])` into `output[i]` for the first `units` vectors of `N` lanes of
 /// two contiguous buffers.
 ///
@@ -42,22 +44,6 @@ pub fn bit_count_kernel<I: Int, O: Int, N: Size>(
 /// its output both start and end on 32-bit word boundaries.
 pub(crate) fn elements_per_unit(input_bytes: usize, output_bytes: usize) -> usize {
     4 / input_bytes.min(output_bytes).min(4)
-}
-
-/// The offset, in elements, of element `index` (row-major over `shape`) of a strided tensor.
-#[cube]
-fn strided_offset(index: usize, shape: &Sequence<usize>, strides: &Sequence<usize>) -> usize {
-    let rank = comptime!(shape.len());
-    let mut rest = index;
-    let mut offset = 0usize;
-    #[unroll]
-    for d in 0..rank {
-        let axis = comptime!(rank - 1 - d);
-        let size = shape[axis];
-        offset += (rest % size) * strides[axis];
-        rest /= size;
-    }
-    offset
 }
 
 /// The set bits of element `element` of a buffer of `bytes`-byte elements read as words.

@@ -7,7 +7,23 @@ mod skip;
 
 use skip::left_out;
 
+use burn_dml_ops_kernels::StorageWidth;
 use cubecl::prelude::*;
+
+/// Every storage width, 8 to 64 bits.
+pub const WIDTHS: [StorageWidth; 4] = [
+    StorageWidth::W8,
+    StorageWidth::W16,
+    StorageWidth::W32,
+    StorageWidth::W64,
+];
+
+/// Bytes written after an output's end, which no launch may change.
+pub const GUARD: usize = 8;
+/// The value of the [`GUARD`] bytes.
+pub const GUARD_BYTE: u8 = 0xA5;
+/// An offset every wgpu adapter accepts for a binding.
+pub const OFFSET: usize = 256;
 
 /// The wgpu client (lavapipe on a machine without a GPU), or `None` where wgpu finds no adapter:
 /// the caller then returns, and the binary's exit line counts the test as not run (a failure
