@@ -1,5 +1,6 @@
-//! Prints which input and output dtypes BitCount accepts on a device, as a Markdown table, by
-//! running it on each and comparing with the expected counts.
+//! Prints which input and output dtypes BitCount accepts on a device, and which input dtypes
+//! NonZeroCoordinates accepts (contiguous and as a transposed view), as Markdown tables, by
+//! running each and comparing with the expected results.
 //!
 //! `cargo run --example dtype_support` (the default device: wgpu with WGSL), or with
 //! `--features vulkan -- vulkan` for the SPIR-V path.
@@ -55,6 +56,44 @@ fn cell(device: &Device, input: DType, out: IntDType) -> String {
     }
 }
 
+/// The exact coordinates of the non-zero elements of `[0, 1, all ones]` twice, shaped `[2, 3]`,
+/// or of its transpose.
+fn nonzero(device: &Device, input: DType, transposed: bool) -> Result<Vec<i64>, DmlOpsError> {
+    let (data, _) = sample(input);
+    let mut bytes = data.as_bytes().to_vec();
+    bytes.extend_from_slice(data.as_bytes());
+    let data = TensorData::from_bytes_vec(bytes, [2, 3], input);
+    let result = if input.is_float() {
+        let x = Tensor::<2, Float>::from_data(data, (device, input));
+        let x = if transposed { x.transpose() } else { x };
+        x.nonzero_coordinates_with(NonZeroOptions::default())
+    } else {
+        let x = Tensor::<2, Int>::from_data(data, (device, input));
+        let x = if transposed { x.transpose() } else { x };
+        x.nonzero_coordinates_with(NonZeroOptions::default())
+    }?;
+    Ok(result
+        .into_exact()
+        .into_data()
+        .convert_dtype(DType::I64)
+        .try_to_vec::<i64>()
+        .expect("an Int tensor"))
+}
+
+fn nonzero_cell(device: &Device, input: DType, transposed: bool) -> String {
+    // Elements 1 and 2 of each row are non-zero (1, or the smallest subnormal; all ones, or NaN).
+    let expected: Vec<i64> = if transposed {
+        vec![1, 0, 1, 1, 2, 0, 2, 1]
+    } else {
+        vec![0, 1, 0, 2, 1, 1, 1, 2]
+    };
+    match nonzero(device, input, transposed) {
+        Ok(actual) if actual == expected => "yes".into(),
+        Ok(actual) => format!("WRONG {actual:?}"),
+        Err(_) => "error".into(),
+    }
+}
+
 fn main() {
     let device = match std::env::args().nth(1).as_deref() {
         #[cfg(feature = "vulkan")]
@@ -71,5 +110,15 @@ fn main() {
             .map(|out| cell(&device, *input, out))
             .collect();
         println!("| {input:?} | {} |", cells.join(" | "));
+    }
+    println!("\nNonZeroCoordinates dtype support on {device:?} (default Int output)\n");
+    println!("| input dtype | contiguous | transposed |");
+    println!("|---|---|---|");
+    for input in INTS.iter().chain(&FLOATS) {
+        println!(
+            "| {input:?} | {} | {} |",
+            nonzero_cell(&device, *input, false),
+            nonzero_cell(&device, *input, true)
+        );
     }
 }
