@@ -4,7 +4,9 @@
 //! - `nonzero`: `x.nonzero_coordinates()`, the padded form, which never reads back;
 //! - `copy`: `x.add_scalar(1.0)`, an elementwise pass over the same input (the memory's pace);
 //! - `argwhere`: `x.not_equal_elem(0.0).argwhere()`, Burn's own, which reads the mask back to
-//!   the host and loops there (only up to 2^20 elements: it takes seconds beyond).
+//!   the host and loops there (only up to 2^20 elements: it takes seconds beyond);
+//! - `nonzero f16`: the same values cast to f16 (read as 32-bit words on WGSL, which binds no
+//!   u16), where the device holds f16.
 //!
 //! Each measurement queues `QUEUED` calls between two syncs, each on its own input (one sync
 //! costs about 0.2 ms on wgpu, and Fusion merges identical elementwise work on one input), and
@@ -24,7 +26,7 @@
 
 mod common;
 
-use burn::tensor::{Device, Float, IntDType, Tensor, TensorData};
+use burn::tensor::{DType, Device, Float, IntDType, Tensor, TensorData};
 use burn_cubecl::CubeBackend;
 use burn_cubecl::tensor::CubeTensor;
 use burn_dml_ops::DmlOps;
@@ -37,7 +39,7 @@ use criterion::{BenchmarkId, Criterion};
 use cubecl::ir::{ElemType, IntKind};
 
 const GROUP: &str = "nonzero";
-const NAMES: [&str; 3] = ["nonzero", "copy", "argwhere"];
+const NAMES: [&str; 4] = ["nonzero", "copy", "argwhere", "nonzero f16"];
 /// The crate's `DmlOps` on the Cube backend itself, without Fusion: what the crate's glue
 /// (output allocation, plan choice) adds to the launcher, and what Fusion adds on top.
 const BACKEND_OP: &str = "CubeBackend op";
@@ -142,6 +144,28 @@ fn main() {
                     common::time_queued(&device, iters, xs, |x| x.clone().nonzero_coordinates())
                 })
             });
+            // The same values in f16, where the device holds it: read as 32-bit words where the
+            // runtime binds no u16 (WGSL).
+            if common::stores(&device, DType::F16) {
+                let halves: Vec<Tensor<1, Float>> = inputs
+                    .iter()
+                    .map(|x| {
+                        let data = x.to_data().convert_dtype(DType::F16);
+                        Tensor::from_data(data, (&device, DType::F16))
+                    })
+                    .collect();
+                group.bench_with_input(
+                    BenchmarkId::new("nonzero f16", &parameter),
+                    &halves,
+                    |b, xs| {
+                        b.iter_custom(|iters| {
+                            common::time_queued(&device, iters, xs, |x| {
+                                x.clone().nonzero_coordinates()
+                            })
+                        })
+                    },
+                );
+            }
             group.bench_with_input(BenchmarkId::new("copy", &parameter), &inputs, |b, xs| {
                 b.iter_custom(|iters| {
                     common::time_queued(&device, iters, xs, |x| x.clone().add_scalar(1.0))
@@ -199,12 +223,13 @@ fn main() {
                 stage_rows.push((parameter.clone(), vec![(len * 4) as f64, 0.0, 0.0]));
             }
             let nonzero_bytes = (len * 4 + count * out_bytes) as f64;
+            let half_bytes = (len * 2 + count * out_bytes) as f64;
             let copy_bytes = (len * 8) as f64;
             let launcher_bytes = (len * 4 + count * 4) as f64;
             plan_names = plans.into_iter().map(|(name, _)| name).collect();
             plan_names.push(BACKEND_OP.to_owned());
             plan_rows.push((parameter.clone(), vec![launcher_bytes; plan_names.len()]));
-            rows.push((parameter, vec![nonzero_bytes, copy_bytes, 0.0]));
+            rows.push((parameter, vec![nonzero_bytes, copy_bytes, 0.0, half_bytes]));
         }
     }
     group.finish();

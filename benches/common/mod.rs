@@ -39,6 +39,12 @@ pub fn configure(group: &mut BenchmarkGroup<'_, WallTime>) {
         .measurement_time(Duration::from_secs_f64(seconds));
 }
 
+/// Whether Burn says `device` can store tensors of `dtype`.
+pub fn stores(device: &Device, dtype: burn::tensor::DType) -> bool {
+    use burn::backend::{Backend, DTypeUsage, Dispatch};
+    <Dispatch as Backend>::dtype_usage(device.as_dispatch(), dtype).contains(DTypeUsage::Storage)
+}
+
 /// The sizes to measure, as log2 of the element count: the comma-separated list in the
 /// environment variable `var` (for example `20,24,26,28` on a GPU), else `default`.
 pub fn sizes(var: &str, default: &[u32]) -> Vec<u32> {
