@@ -233,6 +233,20 @@ fn transposed_views_of_every_dtype() {
                 on(&flex()),
                 "transposed {dtype:?} on {device:?}"
             );
+            // An empty view: nothing to gather, a count of 0.
+            let empty = TensorData::new(Vec::<i64>::new(), [0, 7]).convert_dtype(dtype);
+            let count = if dtype.is_float() {
+                float_tensor::<2>(empty, &device)
+                    .transpose()
+                    .nonzero_coordinates()
+                    .count_sync()
+            } else {
+                int_tensor::<2>(empty, &device)
+                    .transpose()
+                    .nonzero_coordinates()
+                    .count_sync()
+            };
+            assert_eq!(count, 0, "empty transposed {dtype:?} on {device:?}");
         }
     }
 }
