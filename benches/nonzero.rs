@@ -46,9 +46,14 @@ const BACKEND_OP: &str = "CubeBackend op";
 /// Calls queued between two syncs, each on its own input.
 const QUEUED: usize = 8;
 
-/// Values in [0, 1) from a xorshift generator seeded by `seed`, zeroed where they are at or
-/// above `density`.
+/// [`values`] on `device`.
 fn input(len: usize, density: f64, seed: u64, device: &Device) -> Tensor<1, Float> {
+    Tensor::from_data(values(len, density, seed), device)
+}
+
+/// `len` f32 values: `1 + u` where a uniform `u` in [0, 1) from a xorshift generator seeded by
+/// `seed` is below `density` (so about `density` of them), 0 elsewhere.
+fn values(len: usize, density: f64, seed: u64) -> TensorData {
     let mut state = 0x9E37_79B9_7F4A_7C15u64 ^ seed.wrapping_mul(0xD1B5_4A32_D192_ED03);
     let values: Vec<f32> = (0..len)
         .map(|_| {
@@ -59,7 +64,7 @@ fn input(len: usize, density: f64, seed: u64, device: &Device) -> Tensor<1, Floa
             if u < density { 1.0 + u as f32 } else { 0.0 }
         })
         .collect();
-    Tensor::from_data(TensorData::new(values, [len]), device)
+    TensorData::new(values, [len])
 }
 
 /// The plans of `NONZERO_BENCH_PLANS` (`256x16,512x8`: units per cube x vectors per unit) with
@@ -147,10 +152,9 @@ fn main() {
             // The same values in f16, where the device holds it: read as 32-bit words where the
             // runtime binds no u16 (WGSL).
             if common::stores(&device, DType::F16) {
-                let halves: Vec<Tensor<1, Float>> = inputs
-                    .iter()
-                    .map(|x| {
-                        let data = x.to_data().convert_dtype(DType::F16);
+                let halves: Vec<Tensor<1, Float>> = (0..QUEUED as u64)
+                    .map(|seed| {
+                        let data = values(len, density, seed).convert_dtype(DType::F16);
                         Tensor::from_data(data, (&device, DType::F16))
                     })
                     .collect();
