@@ -28,8 +28,7 @@ use burn_cubecl::tensor::CubeTensor;
 use burn_dml_ops::prelude::*;
 use burn_dml_ops_kernels::bit_count::{BitCountPath, launch_bit_count};
 use burn_dml_ops_kernels::{InputView, StorageWidth};
-use criterion::measurement::WallTime;
-use criterion::{BenchmarkGroup, BenchmarkId, Criterion};
+use criterion::Criterion;
 use cubecl::ir::{ElemType, IntKind};
 use cubecl::prelude::*;
 
@@ -166,20 +165,6 @@ fn launch(input: &CubeTensor, path: BitCountPath) -> cubecl::server::Handle {
     output
 }
 
-/// Benchmarks `op` over `inputs`, `QUEUED` calls per sync.
-fn bench<I, T>(
-    group: &mut BenchmarkGroup<'_, WallTime>,
-    device: &Device,
-    name: &str,
-    parameter: &str,
-    inputs: &[I],
-    op: impl Fn(&I) -> T,
-) {
-    group.bench_with_input(BenchmarkId::new(name, parameter), inputs, |b, xs| {
-        b.iter_custom(|iters| common::time_queued(device, iters, xs, &op))
-    });
-}
-
 fn main() {
     let device = Device::default();
     let mut criterion = Criterion::default().configure_from_args();
@@ -203,13 +188,13 @@ fn main() {
 
         let mut group = criterion.benchmark_group("bit_count");
         common::configure(&mut group);
-        bench(&mut group, &device, "bit_count", &parameter, &ints, |x| {
+        common::bench(&mut group, &device, "bit_count", &parameter, &ints, |x| {
             x.clone().bit_count()
         });
-        bench(&mut group, &device, "copy", &parameter, &ints, |x| {
+        common::bench(&mut group, &device, "copy", &parameter, &ints, |x| {
             x.clone().add_scalar(1)
         });
-        bench(&mut group, &device, "swar", &parameter, &ints, |x| {
+        common::bench(&mut group, &device, "swar", &parameter, &ints, |x| {
             swar(x.clone())
         });
         group.finish();
@@ -221,10 +206,10 @@ fn main() {
             .collect();
         let mut group = criterion.benchmark_group("bit_count_transposed");
         common::configure(&mut group);
-        bench(&mut group, &device, "bit_count", &parameter, &views, |x| {
+        common::bench(&mut group, &device, "bit_count", &parameter, &views, |x| {
             x.clone().bit_count()
         });
-        bench(&mut group, &device, "copy", &parameter, &views, |x| {
+        common::bench(&mut group, &device, "copy", &parameter, &views, |x| {
             x.clone().add_scalar(1)
         });
         group.finish();
@@ -236,10 +221,10 @@ fn main() {
             .collect();
         let mut group = criterion.benchmark_group("bit_count_f16");
         common::configure(&mut group);
-        bench(&mut group, &device, "bit_count", &parameter, &halves, |x| {
+        common::bench(&mut group, &device, "bit_count", &parameter, &halves, |x| {
             x.clone().bit_count()
         });
-        bench(&mut group, &device, "copy", &parameter, &halves, |x| {
+        common::bench(&mut group, &device, "copy", &parameter, &halves, |x| {
             x.clone().add_scalar(1.0)
         });
         group.finish();
@@ -249,7 +234,7 @@ fn main() {
         let mut group = criterion.benchmark_group("bit_count_paths");
         common::configure(&mut group);
         for (name, path) in PATHS {
-            bench(&mut group, &device, name, &parameter, &cubes, |x| {
+            common::bench(&mut group, &device, name, &parameter, &cubes, |x| {
                 launch(x, path)
             });
         }
@@ -271,7 +256,7 @@ fn main() {
         }
         let mut group = criterion.benchmark_group("bit_count_ceiling");
         common::configure(&mut group);
-        bench(&mut group, &device, "4 vectors", &parameter, &cubes, |x| {
+        common::bench(&mut group, &device, "4 vectors", &parameter, &cubes, |x| {
             launch(x, PATHS[1].1)
         });
         for ceiling in CEILINGS {
@@ -279,7 +264,7 @@ fn main() {
             if ceiling.2.is_none() && len / 4 > 256 * 65_535 * ceiling.3 {
                 continue;
             }
-            bench(&mut group, &device, ceiling.0, &parameter, &cubes, |x| {
+            common::bench(&mut group, &device, ceiling.0, &parameter, &cubes, |x| {
                 ceiling_copy(x, ceiling)
             });
         }

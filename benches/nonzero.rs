@@ -35,7 +35,7 @@ use burn_dml_ops_kernels::StorageWidth;
 use burn_dml_ops_kernels::nonzero::{
     CompactionInput, CompactionOutput, CompactionPlan, CompactionStages, CubeScan, NonZeroPredicate,
 };
-use criterion::{BenchmarkId, Criterion};
+use criterion::Criterion;
 use cubecl::ir::{ElemType, IntKind};
 
 const GROUP: &str = "nonzero";
@@ -144,10 +144,8 @@ fn main() {
             let count = result.count_sync();
             let out_bytes = result.coordinates.dtype().size();
             let parameter = format!("2^{log2} at {percent}%");
-            group.bench_with_input(BenchmarkId::new("nonzero", &parameter), &inputs, |b, xs| {
-                b.iter_custom(|iters| {
-                    common::time_queued(&device, iters, xs, |x| x.clone().nonzero_coordinates())
-                })
+            common::bench(&mut group, &device, "nonzero", &parameter, &inputs, |x| {
+                x.clone().nonzero_coordinates()
             });
             // The same values in f16, where the device holds it: read as 32-bit words where the
             // runtime binds no u16 (WGSL).
@@ -158,35 +156,22 @@ fn main() {
                         Tensor::from_data(data, (&device, DType::F16))
                     })
                     .collect();
-                group.bench_with_input(
-                    BenchmarkId::new("nonzero f16", &parameter),
+                common::bench(
+                    &mut group,
+                    &device,
+                    "nonzero f16",
+                    &parameter,
                     &halves,
-                    |b, xs| {
-                        b.iter_custom(|iters| {
-                            common::time_queued(&device, iters, xs, |x| {
-                                x.clone().nonzero_coordinates()
-                            })
-                        })
-                    },
+                    |x| x.clone().nonzero_coordinates(),
                 );
             }
-            group.bench_with_input(BenchmarkId::new("copy", &parameter), &inputs, |b, xs| {
-                b.iter_custom(|iters| {
-                    common::time_queued(&device, iters, xs, |x| x.clone().add_scalar(1.0))
-                })
+            common::bench(&mut group, &device, "copy", &parameter, &inputs, |x| {
+                x.clone().add_scalar(1.0)
             });
             if log2 <= 20 {
-                group.bench_with_input(
-                    BenchmarkId::new("argwhere", &parameter),
-                    &inputs,
-                    |b, xs| {
-                        b.iter_custom(|iters| {
-                            common::time_queued(&device, iters, xs, |x| {
-                                x.clone().not_equal_elem(0.0).argwhere()
-                            })
-                        })
-                    },
-                );
+                common::bench(&mut group, &device, "argwhere", &parameter, &inputs, |x| {
+                    x.clone().not_equal_elem(0.0).argwhere()
+                });
             }
             let cubes: Vec<CubeTensor> = inputs
                 .iter()
@@ -195,18 +180,12 @@ fn main() {
             let scan = CubeScan::for_client(&cubes[0].client);
             let plans = plans(scan);
             for (name, plan) in &plans {
-                group.bench_with_input(BenchmarkId::new(name, &parameter), &cubes, |b, xs| {
-                    b.iter_custom(|iters| {
-                        common::time_queued(&device, iters, xs, |x| launch(x, *plan))
-                    })
+                common::bench(&mut group, &device, name, &parameter, &cubes, |x| {
+                    launch(x, *plan)
                 });
             }
-            group.bench_with_input(BenchmarkId::new(BACKEND_OP, &parameter), &cubes, |b, xs| {
-                b.iter_custom(|iters| {
-                    common::time_queued(&device, iters, xs, |x| {
-                        CubeBackend::float_nonzero_coordinates(x.clone(), 1, None, IntDType::I32)
-                    })
-                })
+            common::bench(&mut group, &device, BACKEND_OP, &parameter, &cubes, |x| {
+                CubeBackend::float_nonzero_coordinates(x.clone(), 1, None, IntDType::I32)
             });
             if std::env::var_os("NONZERO_BENCH_STAGES").is_some() {
                 let crate_plan = CompactionPlan::for_client(&cubes[0].client);
@@ -220,9 +199,7 @@ fn main() {
                     ("stage scan", CompactionStages::offsets),
                     ("stage write", CompactionStages::rows),
                 ] {
-                    group.bench_with_input(BenchmarkId::new(name, &parameter), &stages, |b, xs| {
-                        b.iter_custom(|iters| common::time_queued(&device, iters, xs, run))
-                    });
+                    common::bench(&mut group, &device, name, &parameter, &stages, run);
                 }
                 stage_rows.push((parameter.clone(), vec![(len * 4) as f64, 0.0, 0.0]));
             }

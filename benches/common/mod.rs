@@ -10,8 +10,8 @@ use burn::backend::ops::{FloatTensorOps, IntTensorOps};
 use burn::tensor::{Device, Float, Int, Tensor};
 use burn_cubecl::CubeBackend;
 use burn_cubecl::tensor::CubeTensor;
-use criterion::BenchmarkGroup;
 use criterion::measurement::WallTime;
+use criterion::{BenchmarkGroup, BenchmarkId};
 
 /// When this process configured its first benchmark group: the tables read only estimates
 /// written since, so a benchmark that a filter left out shows `-`, not an earlier run's figure.
@@ -105,6 +105,21 @@ pub fn time_queued<I, T>(
         }
     }
     start.elapsed()
+}
+
+/// Benchmarks `op` as `group/name/parameter` over `inputs`, `inputs.len()` calls queued per
+/// sync ([`time_queued`]).
+pub fn bench<I, T>(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    device: &Device,
+    name: &str,
+    parameter: &str,
+    inputs: &[I],
+    op: impl Fn(&I) -> T,
+) {
+    group.bench_with_input(BenchmarkId::new(name, parameter), inputs, |b, xs| {
+        b.iter_custom(|iters| time_queued(device, iters, xs, &op))
+    });
 }
 
 /// Criterion's mean estimate for `group/name/parameter`, in nanoseconds.

@@ -138,14 +138,9 @@ pub fn launch_contiguous_words(
     if words == 0 {
         return Ok(());
     }
-    let input_words = (input.span() * bytes).div_ceil(4);
+    let input_words = input.span_words();
     let (count, dim) = elementwise_geometry(client, words);
-    let mut shape = SequenceArg::new();
-    let mut strides = SequenceArg::new();
-    for (&size, &stride) in input.shape.iter().zip(&input.strides) {
-        shape.push(size);
-        strides.push(stride);
-    }
+    let (shape, strides) = input.sequences();
     // SAFETY: unit `w < words` writes output word `w` (the output holds `words`, checked above)
     // and reads the words of elements the view addresses, which lie inside the input handle
     // (`require_covered`), a buffer CubeCL binds rounded up to whole words.

@@ -323,6 +323,24 @@ impl InputView {
         self.checked_span().unwrap_or(usize::MAX)
     }
 
+    /// The 32-bit words from the buffer's start that hold the view's elements: what a kernel
+    /// reading the view as words binds (CubeCL binds buffers rounded up to whole words).
+    pub(crate) fn span_words(&self) -> usize {
+        (self.span() * self.width.bytes()).div_ceil(4)
+    }
+
+    /// The view's shape and strides as launch sequences, for kernels that address it with
+    /// `strided_offset`.
+    pub(crate) fn sequences(&self) -> (SequenceArg<usize>, SequenceArg<usize>) {
+        let mut shape = SequenceArg::new();
+        let mut strides = SequenceArg::new();
+        for (&size, &stride) in self.shape.iter().zip(&self.strides) {
+            shape.push(size);
+            strides.push(stride);
+        }
+        (shape, strides)
+    }
+
     /// Returns an error unless every element the view addresses lies inside the handle.
     pub(crate) fn require_covered(&self, role: &'static str) -> Result<(), KernelError> {
         self.element_count()?;

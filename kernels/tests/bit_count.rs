@@ -7,7 +7,7 @@ mod common;
 
 use burn_dml_ops_kernels::bit_count::{BitCountPath, launch_bit_count};
 use burn_dml_ops_kernels::{InputView, KernelError, StorageWidth};
-use common::{GUARD, GUARD_BYTE, OFFSET, WIDTHS, client};
+use common::{GUARD, GUARD_BYTE, OFFSET, WIDTHS, binds, bytes, client};
 use cubecl::ir::{ElemType, FloatKind, IntKind, UIntKind};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
@@ -107,19 +107,6 @@ fn check(client: &Client, view: &HostView, offset: bool, output: ElemType, path:
     );
 }
 
-/// Deterministic bytes with every bit pattern density.
-fn bytes(count: usize, seed: u64) -> Vec<u8> {
-    let mut state = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
-    (0..count)
-        .map(|_| {
-            state = state
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            (state >> 33) as u8
-        })
-        .collect()
-}
-
 /// The word path with 1, 3 and 8 groups per unit and the typed path with 1, 3 and 4 vectors
 /// per unit.
 const PATHS: [BitCountPath; 6] = [
@@ -140,14 +127,6 @@ const ONE: BitCountPath = BitCountPath::Elements {
     vectors_per_unit: 1,
 };
 const WORDS: BitCountPath = BitCountPath::Words { groups_per_unit: 1 };
-
-/// Whether `client` binds buffers of `elem`.
-fn binds(client: &Client, elem: ElemType) -> bool {
-    client
-        .properties()
-        .type_usage(elem)
-        .contains(cubecl::features::TypeUsage::Buffer)
-}
 
 /// Whether `client` can run `path` for these widths on a contiguous input.
 fn runs(client: &Client, path: BitCountPath, input: StorageWidth, output: ElemType) -> bool {

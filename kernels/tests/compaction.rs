@@ -11,7 +11,7 @@ use burn_dml_ops_kernels::nonzero::{
     NonZeroPredicate, launch_nonzero_coordinates,
 };
 use burn_dml_ops_kernels::{KernelError, StorageWidth};
-use common::client;
+use common::{binds, client};
 use cubecl::ir::{ElemType, FloatKind, IntKind};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
@@ -412,14 +412,6 @@ fn reads_words(client: &Client, width: StorageWidth) -> bool {
     stages.reads_words()
 }
 
-/// Whether `client` binds buffers of `elem`.
-fn binds(client: &Client, elem: ElemType) -> bool {
-    client
-        .properties()
-        .type_usage(elem)
-        .contains(cubecl::features::TypeUsage::Buffer)
-}
-
 /// 64-bit elements (two lanes to a 16-byte vector, so 16 rows to a mask word): a value whose
 /// only set bits are in its high half is non-zero. Where the runtime binds no 64-bit integer
 /// (wgpu on OpenGL) they are read as pairs of 32-bit words, low word first.
@@ -465,8 +457,8 @@ fn wide_elements_count_their_high_half() {
 
 /// 8- and 16-bit elements, read as 32-bit words where the runtime binds no such integer (WGSL
 /// and OpenGL), as themselves elsewhere: odd lengths whose last word is partly past the input,
-/// a buffer whose bytes past the launched elements are non-zero (never counted), values with
-/// only their high byte set, and 16-bit floats under `AnyBitButSign`.
+/// a buffer whose bytes past the launched elements are non-zero (never counted), and values
+/// with only their high byte set (16-bit floats: [`floats_ignore_the_sign_bit`]).
 #[test]
 fn narrow_elements_match_the_host_whatever_the_binding() {
     let Some(client) = client() else { return };
@@ -520,30 +512,17 @@ fn narrow_elements_match_the_host_whatever_the_binding() {
             }
         }
     }
-    // f16 bits: 0, -0.0, 1.0, NaN, -inf, the smallest subnormal, -0.0; then past the input a
-    // 1.0 that must not count.
-    let halves: [u16; 8] = [0, 0x8000, 0x3C00, 0x7E00, 0xFC00, 0x0001, 0x8000, 0x3C00];
-    for plan in plans() {
-        let (count, rows) = run_raw(
-            &client,
-            u16::as_bytes(&halves),
-            StorageWidth::W16,
-            NonZeroPredicate::AnyBitButSign,
-            &[7],
-            Some(-1),
-            plan,
-        );
-        assert_eq!((count, rows), (4, vec![2, 3, 4, 5, -1, -1, -1]), "{plan:?}");
-    }
 }
 
-/// f64 bits under `AnyBitButSign`, typed or as pairs of words: `-0.0` (only the high word's
-/// top bit set) is zero, NaN, infinity and the smallest subnormal (only the low word set) are
-/// not.
+/// Float bits under `AnyBitButSign`, at every float width, typed or read as words: `-0.0`
+/// (only the top bit set, in the high word of an f64) is zero; NaN, infinity and the smallest
+/// subnormal (only the low word of an f64 set) are not. The f16 buffer holds one more element,
+/// 1.0, past the seven launched on, which must not count.
 #[test]
-fn wide_floats_ignore_the_sign_bit() {
+fn floats_ignore_the_sign_bit() {
     let Some(client) = client() else { return };
-    let values = [
+    let singles: Vec<f32> = vec![0.0, -0.0, 1.0, f32::NAN, -f32::INFINITY, 0.0, -0.0, 1e-45];
+    let doubles = [
         0.0f64,
         -0.0,
         1.0,
@@ -553,56 +532,40 @@ fn wide_floats_ignore_the_sign_bit() {
         5e-324,
         0.0,
     ];
-    for plan in plans() {
-        let (count, rows) = run_raw(
-            &client,
-            f64::as_bytes(&values),
+    let halves: [u16; 8] = [0, 0x8000, 0x3C00, 0x7E00, 0xFC00, 0x0001, 0x8000, 0x3C00];
+    let cases: [(&[u8], StorageWidth, usize, Vec<i32>); 3] = [
+        (
+            f32::as_bytes(&singles),
+            StorageWidth::W32,
+            8,
+            vec![2, 3, 4, 7, -1, -1, -1, -1],
+        ),
+        (
+            f64::as_bytes(&doubles),
             StorageWidth::W64,
-            NonZeroPredicate::AnyBitButSign,
-            &[8],
-            Some(-1),
-            plan,
-        );
-        assert_eq!(
-            (count, rows),
-            (4, vec![2, 3, 4, 6, -1, -1, -1, -1]),
-            "{plan:?}"
-        );
-    }
-}
-
-#[test]
-fn floats_ignore_the_sign_bit() {
-    let Some(client) = client() else { return };
-    let values: Vec<f32> = vec![0.0, -0.0, 1.0, f32::NAN, -f32::INFINITY, 0.0, -0.0, 1e-45];
+            8,
+            vec![2, 3, 4, 6, -1, -1, -1, -1],
+        ),
+        (
+            u16::as_bytes(&halves),
+            StorageWidth::W16,
+            7,
+            vec![2, 3, 4, 5, -1, -1, -1],
+        ),
+    ];
     for plan in plans() {
-        let input = client.create_from_slice(f32::as_bytes(&values));
-        let count = client.create_from_slice(i32::as_bytes(&[0]));
-        let rows = client.create_from_slice(i32::as_bytes(&[0; 8]));
-        launch_nonzero_coordinates(
-            &client,
-            &CompactionInput {
-                handle: input,
-                width: StorageWidth::W32,
-                predicate: NonZeroPredicate::AnyBitButSign,
-                dims: &[8],
-            },
-            &CompactionOutput {
-                count: count.clone(),
-                coordinates: rows.clone(),
-                elem: ElemType::Int(IntKind::I32),
-                fill: Some(-1),
-            },
-            plan,
-        )
-        .unwrap();
-        let count = i32::from_bytes(&client.read_one(count).unwrap())[0];
-        let rows = i32::from_bytes(&client.read_one(rows).unwrap()).to_vec();
-        assert_eq!(
-            (count, rows),
-            (4, vec![2, 3, 4, 7, -1, -1, -1, -1]),
-            "{plan:?}"
-        );
+        for (bytes, width, len, rows) in &cases {
+            let result = run_raw(
+                &client,
+                bytes,
+                *width,
+                NonZeroPredicate::AnyBitButSign,
+                &[*len],
+                Some(-1),
+                plan,
+            );
+            assert_eq!(result, (4, rows.clone()), "{width:?}, {plan:?}");
+        }
     }
 }
 

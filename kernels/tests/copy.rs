@@ -7,22 +7,9 @@ mod common;
 
 use burn_dml_ops_kernels::copy::launch_contiguous_words;
 use burn_dml_ops_kernels::{InputView, KernelError, StorageWidth};
-use common::{GUARD, GUARD_BYTE, OFFSET, WIDTHS, client};
+use common::{GUARD, GUARD_BYTE, OFFSET, WIDTHS, bytes, client};
 use cubecl::prelude::*;
 use proptest::prelude::*;
-
-/// Deterministic bytes, different for each `seed`.
-fn bytes(count: usize, seed: u64) -> Vec<u8> {
-    let mut state = seed.wrapping_mul(6_364_136_223_846_793_005) | 1;
-    (0..count)
-        .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 32) as u8
-        })
-        .collect()
-}
 
 /// The view's elements in row-major order, their bytes back to back, then zeros up to a whole
 /// word: what the launcher must write.

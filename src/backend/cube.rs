@@ -22,6 +22,7 @@ use burn_dml_ops_kernels::{InputView, KernelError, StorageWidth};
 use cubecl::features::TypeUsage;
 use cubecl::ir::ElemType;
 use cubecl::zspace::metadata::Metadata;
+use cubecl::zspace::striding::row_major_contiguous_strides;
 
 use crate::DmlOps;
 use crate::ops::{OutOfRange, Reduction};
@@ -234,17 +235,8 @@ fn contiguous_bits(input: CubeTensor, operator: &str) -> CubeTensor {
     let handle = input.client.empty(words.max(1) * 4);
     launch_contiguous_words(&input.client, &view, handle.clone())
         .unwrap_or_else(|err| launch_failed(operator, &input.device, err));
-    let layout = Metadata::new(shape.clone(), contiguous_strides(&shape));
+    let layout = Metadata::new(shape.clone(), row_major_contiguous_strides(&shape));
     CubeTensor::new(input.client, handle, layout, input.device, input.dtype)
-}
-
-/// The row-major strides of `shape`, in elements.
-fn contiguous_strides(shape: &Shape) -> Vec<usize> {
-    let mut strides = vec![1; shape.num_dims()];
-    for axis in (0..shape.num_dims().saturating_sub(1)).rev() {
-        strides[axis] = strides[axis + 1] * shape[axis + 1];
-    }
-    strides
 }
 
 fn nonzero_coordinates(

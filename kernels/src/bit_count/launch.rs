@@ -187,19 +187,17 @@ fn launch_words(
     let input_bytes = input.width.bytes();
     let output_bytes = output_elem.size();
     let groups = len.div_ceil(elements_per_unit(input_bytes, output_bytes));
-    let input_words = (input.span() * input_bytes).div_ceil(4);
+    let input_words = input.span_words();
     let output_words = (len * output_bytes).div_ceil(4);
     let (count, dim) = elementwise_geometry(client, groups.div_ceil(groups_per_unit));
     let address = AddressType::from_len(len.max(input_words).max(output_words));
     let contiguous = input.is_contiguous();
-    let mut shape = SequenceArg::new();
-    let mut strides = SequenceArg::new();
-    if !contiguous {
-        for (&size, &stride) in input.shape.iter().zip(&input.strides) {
-            shape.push(size);
-            strides.push(stride);
-        }
-    }
+    // A contiguous input is read by offset alone: empty sequences keep one kernel for every rank.
+    let (shape, strides) = if contiguous {
+        (SequenceArg::new(), SequenceArg::new())
+    } else {
+        input.sequences()
+    };
     // SAFETY: `launch_bit_count` checked that every offset of the view lies inside the input
     // handle and that the output holds `len` elements, and that both start on a word boundary.
     // The kernel loads only words that hold an element of the view (CubeCL binds a buffer

@@ -156,6 +156,21 @@ fn step_to_next(coords: &mut Array<u32>, dims: &Sequence<u32>, #[comptime] width
     }
 }
 
+/// Stores the `width` coordinates `coords` as row `row` of `coordinates`.
+#[cube]
+fn store_row<O: Int>(
+    coordinates: &mut [O],
+    row: usize,
+    coords: &Array<u32>,
+    #[comptime] width: usize,
+) {
+    let base = row * width;
+    #[unroll]
+    for d in 0..width {
+        coordinates[base + d] = O::cast_from(coords[d]);
+    }
+}
+
 /// Writes the coordinates of the set bits of `run` (`words` words; bit `b` of word `m` is
 /// element `first + 32 * m + b`) into rows `row`, `row + 1`, … of `coordinates`. Every store is guarded by `rows` (the number of rows the buffer holds),
 /// so no scan result can move a store outside it.
@@ -192,11 +207,7 @@ fn write_run_rows<O: Int>(
                         step_to_next(&mut coords, dims, width);
                         at += 1;
                     }
-                    let base = next * width;
-                    #[unroll]
-                    for d in 0..width {
-                        coordinates[base + d] = O::cast_from(coords[d]);
-                    }
+                    store_row::<O>(coordinates, next, &coords, width);
                 }
             }
             next += 1;
@@ -821,10 +832,7 @@ impl PlaneSteps {
                         coordinates[at] = O::cast_from(flat);
                     } else {
                         let coords = unravel(u32::cast_from(flat), dims, width);
-                        #[unroll]
-                        for d in 0..width {
-                            coordinates[at * width + d] = O::cast_from(coords[d]);
-                        }
+                        store_row::<O>(coordinates, at, &coords, width);
                     }
                 }
                 row += rank.total as usize;

@@ -211,12 +211,9 @@ pub struct CompactionStages {
     vector: usize,
     /// How a vector holds its elements: 0 typed, 8/16/64 for elements read as 32-bit words.
     element_bits: usize,
-    /// Input vectors: `len / lanes` typed, whole vectors of words otherwise.
-    vectors: usize,
-    /// The input's length in the kernel's scalars (elements typed, words otherwise).
+    /// The input's length in the kernel's scalars (elements typed, words otherwise), a
+    /// multiple of `vector`.
     scalars: usize,
-    /// Elements per input vector.
-    lanes: usize,
     tiles: usize,
     words: usize,
     mask_len: usize,
@@ -264,13 +261,14 @@ impl CompactionStages {
             .ok_or_else(|| KernelError::TooLarge {
                 detail: format!("{len} rows of {width} coordinates overflow usize"),
             })?;
+        // Typed where the runtime binds the width's unsigned type, 32-bit words (which every
+        // runtime binds) otherwise.
         let typed = can_bind(client, input_width.unsigned());
         let input_elem = if typed {
             input_width.unsigned()
         } else {
             ElemType::UInt(UIntKind::U32)
         };
-        require_binding(client, input_elem, "input")?;
         require_binding(client, output_elem, "output")?;
         require_len(&input.handle, len, input_width.bytes(), "input")?;
         if !typed {
@@ -328,9 +326,7 @@ impl CompactionStages {
             len,
             vector,
             element_bits,
-            vectors,
             scalars,
-            lanes,
             tiles,
             words,
             mask_len,
@@ -354,6 +350,16 @@ impl CompactionStages {
             self.tiles * self.plan.cube_size,
             self.cube_dim(),
         )
+    }
+
+    /// Elements per input vector.
+    fn lanes(&self) -> usize {
+        elements_per_vector(self.vector, self.element_bits)
+    }
+
+    /// Input vectors: `len / lanes` typed, whole vectors of words otherwise.
+    fn vectors(&self) -> usize {
+        self.scalars / self.vector
     }
 
     /// Whether the count kernel reads the input as 32-bit words: where the runtime cannot bind
@@ -388,7 +394,7 @@ impl CompactionStages {
                 BufferArg::from_raw_parts(self.input.clone(), self.scalars),
                 BufferArg::from_raw_parts(self.tile_counts.clone(), self.tiles),
                 BufferArg::from_raw_parts(self.mask.clone(), self.mask_len),
-                self.vectors,
+                self.vectors(),
                 self.tiles,
                 self.len,
                 self.ignore_sign,
@@ -450,10 +456,10 @@ impl CompactionStages {
                 BufferArg::from_raw_parts(self.coordinates.clone(), elements),
                 dims,
                 InputScalar::new(self.fill.unwrap_or(0), self.output_elem),
-                self.vectors,
+                self.vectors(),
                 self.tiles,
                 self.len,
-                self.lanes,
+                self.lanes(),
                 self.words,
                 self.fill.is_some(),
                 self.plan.cube_size,

@@ -8,6 +8,7 @@ mod skip;
 use skip::left_out;
 
 use burn_dml_ops_kernels::StorageWidth;
+use cubecl::ir::ElemType;
 use cubecl::prelude::*;
 
 /// Every storage width, 8 to 64 bits.
@@ -36,4 +37,25 @@ pub fn client() -> Option<Client> {
             None
         }
     }
+}
+
+/// Whether `client` binds buffers of `elem`.
+pub fn binds(client: &Client, elem: ElemType) -> bool {
+    client
+        .properties()
+        .type_usage(elem)
+        .contains(cubecl::features::TypeUsage::Buffer)
+}
+
+/// Deterministic bytes with every bit pattern density.
+pub fn bytes(count: usize, seed: u64) -> Vec<u8> {
+    let mut state = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+    (0..count)
+        .map(|_| {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (state >> 33) as u8
+        })
+        .collect()
 }
