@@ -1,6 +1,7 @@
-//! Prints which input and output dtypes BitCount accepts on a device, and which input dtypes
-//! NonZeroCoordinates accepts (contiguous and as a transposed view), as Markdown tables, by
-//! running each and comparing with the expected results.
+//! Prints which input and output dtypes BitCount accepts on a device, which input dtypes
+//! NonZeroCoordinates accepts (contiguous and as a transposed view), and which data dtypes
+//! ScatterND accepts with each reduction, as Markdown tables, by running each and comparing with
+//! the expected results (for ScatterND, Flex's).
 //!
 //! `cargo run --example dtype_support` (the default device: wgpu with WGSL), or with
 //! `--features vulkan -- vulkan` for the SPIR-V path.
@@ -94,6 +95,56 @@ fn nonzero_cell(device: &Device, input: DType, transposed: bool) -> String {
     }
 }
 
+/// ScatterND of `reduction` onto `[0, 1, .., 6]` of `dtype` with index tuples that hit
+/// neighbouring elements (and, for a reduction, one element three times), as i64.
+fn scatter(device: &Device, dtype: DType, reduction: Reduction) -> Result<Vec<i64>, DmlOpsError> {
+    let (indices, updates): (&[i64], &[i64]) = if reduction == Reduction::Assign {
+        (&[1, 2, 6, -3], &[3, 5, 7, 2])
+    } else {
+        (&[1, 2, 2, 6, -5, 3], &[3, 5, 2, 7, 2, 1])
+    };
+    let input = TensorData::new((0..7i64).collect(), [7]).convert_dtype(dtype);
+    let updates = TensorData::new(updates.to_vec(), [updates.len()]).convert_dtype(dtype);
+    let indices = Tensor::<2, Int>::from_data(
+        TensorData::new(indices.to_vec(), [indices.len(), 1]),
+        device,
+    );
+    let options = ScatterNdOptions {
+        reduction,
+        ..Default::default()
+    };
+    let output = if dtype.is_float() {
+        Tensor::<1, Float>::from_data(input, (device, dtype))
+            .try_scatter_nd(
+                indices,
+                Tensor::<1, Float>::from_data(updates, (device, dtype)),
+                options,
+            )?
+            .into_data()
+    } else {
+        Tensor::<1, Int>::from_data(input, (device, dtype))
+            .try_scatter_nd(
+                indices,
+                Tensor::<1, Int>::from_data(updates, (device, dtype)),
+                options,
+            )?
+            .into_data()
+    };
+    Ok(output
+        .convert_dtype(DType::I64)
+        .try_to_vec::<i64>()
+        .expect("an Int tensor"))
+}
+
+fn scatter_cell(device: &Device, dtype: DType, reduction: Reduction) -> String {
+    let expected = scatter(&Device::flex(), dtype, reduction).expect("Flex holds every dtype");
+    match scatter(device, dtype, reduction) {
+        Ok(actual) if actual == expected => "yes".into(),
+        Ok(actual) => format!("WRONG {actual:?}"),
+        Err(_) => "error".into(),
+    }
+}
+
 fn main() {
     let device = match std::env::args().nth(1).as_deref() {
         #[cfg(feature = "vulkan")]
@@ -120,5 +171,21 @@ fn main() {
             nonzero_cell(&device, *input, false),
             nonzero_cell(&device, *input, true)
         );
+    }
+    println!("\nScatterND dtype support on {device:?} (data dtype; I32 indices)\n");
+    println!("| data dtype | Assign | Add | Mul | Min | Max |");
+    println!("|---|---|---|---|---|---|");
+    for dtype in INTS.iter().chain(&FLOATS) {
+        let cells: Vec<String> = [
+            Reduction::Assign,
+            Reduction::Add,
+            Reduction::Mul,
+            Reduction::Min,
+            Reduction::Max,
+        ]
+        .into_iter()
+        .map(|reduction| scatter_cell(&device, *dtype, reduction))
+        .collect();
+        println!("| {dtype:?} | {} |", cells.join(" | "));
     }
 }

@@ -20,8 +20,27 @@ enum Expected {
     OneOf(Vec<f64>),
 }
 
+/// `v` as `dtype` holds it: integers wrap to their width (two's complement), floats round to
+/// nearest. Every step of a reduction lands on a value of the dtype, and wrapping commutes with
+/// integer sums and products, so fitting each step gives the exact wrapped result.
+fn fit(dtype: DType, v: f64) -> f64 {
+    match dtype {
+        DType::U8 => v as i64 as u8 as f64,
+        DType::I8 => v as i64 as i8 as f64,
+        DType::U16 => v as i64 as u16 as f64,
+        DType::I16 => v as i64 as i16 as f64,
+        DType::U32 => v as i64 as u32 as f64,
+        DType::I32 => v as i64 as i32 as f64,
+        DType::F16 => half::f16::from_f64(v).to_f64(),
+        DType::BF16 => half::bf16::from_f64(v).to_f64(),
+        DType::F32 => v as f32 as f64,
+        _ => v,
+    }
+}
+
 /// The expected output of ScatterND on `input` (shape `shape`), index tuples `indices`
-/// (`k` each) and `updates` (one row of `prod(shape[k..])` per tuple).
+/// (`k` each) and `updates` (one row of `prod(shape[k..])` per tuple), for data of `dtype`.
+#[allow(clippy::too_many_arguments)]
 fn oracle(
     shape: &[usize],
     input: &[f64],
@@ -30,6 +49,7 @@ fn oracle(
     updates: &[f64],
     reduction: Reduction,
     clamp: bool,
+    dtype: DType,
 ) -> Vec<Expected> {
     let strides: Vec<usize> = (0..shape.len())
         .map(|i| shape[i + 1..].iter().product())
@@ -53,8 +73,8 @@ fn oracle(
                     Expected::OneOf(values)
                 }
                 (Reduction::Assign, Expected::Exact(_)) => Expected::OneOf(vec![update]),
-                (Reduction::Add, Expected::Exact(v)) => Expected::Exact(v + update),
-                (Reduction::Mul, Expected::Exact(v)) => Expected::Exact(v * update),
+                (Reduction::Add, Expected::Exact(v)) => Expected::Exact(fit(dtype, v + update)),
+                (Reduction::Mul, Expected::Exact(v)) => Expected::Exact(fit(dtype, v * update)),
                 (Reduction::Min, Expected::Exact(v)) => Expected::Exact(v.min(update)),
                 (Reduction::Max, Expected::Exact(v)) => Expected::Exact(v.max(update)),
                 (_, Expected::OneOf(_)) => unreachable!("only Assign collects candidates"),
@@ -168,6 +188,7 @@ fn check_case_on<const D: usize>(
         updates,
         options.reduction,
         options.out_of_bounds == OutOfBounds::Clamp,
+        dtype,
     );
     // Updates padded with leading 1s to the input's rank: the shape rule ignores them.
     let mut update_shape = vec![rows];
@@ -181,9 +202,6 @@ fn check_case_on<const D: usize>(
         "updates have rank at most the input's"
     );
     for device in devices {
-        if !(dtype.is_bool() || can_store(device, dtype)) || !can_store(device, index_dtype) {
-            continue;
-        }
         let result = scatter::<D, 2, D>(
             device,
             data(input, shape, dtype),
@@ -191,7 +209,7 @@ fn check_case_on<const D: usize>(
             data(updates, &update_shape, dtype),
             options.clone(),
         );
-        if options.reduction != Reduction::Assign && !can_compute(device, dtype) {
+        if refuses(device, dtype, options.reduction) {
             assert!(
                 matches!(result, Err(DmlOpsError::UnsupportedDType { .. })),
                 "{device:?}: a reduction on {dtype:?}, which the device cannot compute with"
@@ -214,6 +232,21 @@ fn check_case_on<const D: usize>(
             &expected,
             &format!("{device:?} {dtype:?} indices {index_dtype:?} {options:?}"),
         );
+    }
+}
+
+/// Whether the crate refuses `reduction` on data of `dtype` on `device` (the spec's dtype rule as
+/// the README states it): 8- and 16-bit data always runs (computed in 32 bits where the device
+/// has no arithmetic for it); a 32- or 64-bit dtype the device stores needs its arithmetic for
+/// a reduction; 64-bit data the device does not store (OpenGL) is held as word pairs, which
+/// serve every reduction but float `Add` and `Mul`.
+fn refuses(device: &Device, dtype: DType, reduction: Reduction) -> bool {
+    if reduction == Reduction::Assign || dtype.size() <= 2 {
+        false
+    } else if can_store(device, dtype) {
+        !can_compute(device, dtype)
+    } else {
+        dtype.is_float() && matches!(reduction, Reduction::Add | Reduction::Mul)
     }
 }
 
@@ -436,6 +469,7 @@ fn out_of_range_policies() {
                             &[50.0, 60.0],
                             Reduction::Assign,
                             false,
+                            DType::F32,
                         );
                         assert_meets(&values(&output), &expected, "Error policy in range");
                     }
@@ -642,9 +676,6 @@ fn integer_add_and_mul_wrap() {
                 (-7 as $t).wrapping_mul(<$t>::MIN),
             ];
             for device in devices() {
-                if !holds(&device, $dtype, "integer_add_and_mul_wrap") {
-                    continue;
-                }
                 for (reduction, expected) in [(Reduction::Add, &sums), (Reduction::Mul, &products)]
                 {
                     let output = scatter::<1, 2, 1>(
@@ -667,8 +698,96 @@ fn integer_add_and_mul_wrap() {
             }
         }};
     }
+    case!(i8, DType::I8);
+    case!(i16, DType::I16);
     case!(i32, DType::I32);
     case!(i64, DType::I64);
+}
+
+/// 8- and 16-bit operands that are views (a transposed input and updates) and an input that
+/// stays shared (so the scatter copies it first): on WGSL and OpenGL both the gather of a view
+/// and the copy go through 32-bit words, and the kept input must not change. (Burn itself cannot
+/// read back a transposed view of such a tensor there, so only contiguous tensors are read.)
+#[test]
+fn narrow_views_and_shared_inputs() {
+    for device in devices() {
+        for dtype in NARROW_DTYPES {
+            let context = format!("{dtype:?} on {device:?}");
+            // 15 elements: an odd number of bytes for 8 bits, of half-words for 16.
+            let host: Vec<f64> = (0..15).map(|v| (v % 6) as f64).collect();
+            let host_updates = [7.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 0.0, 1.0, 2.0];
+            // x^T is [3, 5] with x^T[i][j] = host[j * 3 + i]; updates^T is [2, 5].
+            let transposed: Vec<f64> = (0..15).map(|e| host[(e % 5) * 3 + e / 5]).collect();
+            let update_rows: Vec<f64> =
+                (0..10).map(|e| host_updates[(e % 5) * 2 + e / 5]).collect();
+            let run = |input: TensorData, updates: TensorData, rows: &[[i64; 1]], transpose| {
+                let indices = Tensor::<2, Int>::from_data(
+                    TensorData::new(rows.concat(), [rows.len(), 1]),
+                    &device,
+                );
+                let options = reduce(Reduction::Add);
+                if dtype.is_float() {
+                    let base = float_tensor::<2>(input, &device);
+                    let updates = float_tensor::<2>(updates, &device);
+                    let (x, u) = if transpose {
+                        (base.clone().transpose(), updates.transpose())
+                    } else {
+                        (base.clone(), updates)
+                    };
+                    let out = x.try_scatter_nd(indices, u, options).unwrap();
+                    (out.into_data(), base.into_data())
+                } else {
+                    let base = int_tensor::<2>(input, &device);
+                    let updates = int_tensor::<2>(updates, &device);
+                    let (x, u) = if transpose {
+                        (base.clone().transpose(), updates.transpose())
+                    } else {
+                        (base.clone(), updates)
+                    };
+                    let out = x.try_scatter_nd(indices, u, options).unwrap();
+                    (out.into_data(), base.into_data())
+                }
+            };
+            // Transposed views, scattered by rows of the transposed input.
+            let (output, kept) = run(
+                data(&host, &[5, 3], dtype),
+                data(&host_updates, &[5, 2], dtype),
+                &[[2], [0]],
+                true,
+            );
+            let expected = oracle(
+                &[3, 5],
+                &transposed,
+                &[2, 0],
+                1,
+                &update_rows,
+                Reduction::Add,
+                false,
+                dtype,
+            );
+            assert_meets(&values(&output), &expected, &format!("{context}, views"));
+            assert_eq!(values(&kept), host, "{context}: the viewed input changed");
+            // A contiguous input that stays shared: copied first, then scattered.
+            let (output, kept) = run(
+                data(&host, &[15, 1], dtype),
+                data(&host_updates[..3], &[3, 1], dtype),
+                &[[14], [0], [-2]],
+                false,
+            );
+            let expected = oracle(
+                &[15, 1],
+                &host,
+                &[14, 0, -2],
+                1,
+                &host_updates[..3],
+                Reduction::Add,
+                false,
+                dtype,
+            );
+            assert_meets(&values(&output), &expected, &format!("{context}, shared"));
+            assert_eq!(values(&kept), host, "{context}: the shared input changed");
+        }
+    }
 }
 
 /// DirectML's dimension counts: padded tensors behave as their real trailing dimensions.
@@ -832,27 +951,53 @@ fn scatter_nd_update_panics_with_the_message() {
     );
 }
 
-/// Data dtypes the wgpu device cannot hold are an error, never a wrong answer.
-#[cfg(not(feature = "vulkan"))]
+/// 64-bit data and indices on every device, with every reduction, duplicates included: on a
+/// device that stores no 64-bit type (wgpu's OpenGL backend) they are held as 32-bit word pairs,
+/// and only f64 `Add`/`Mul` are refused, with an error that says why.
 #[test]
-fn unsupported_dtypes_on_wgsl_are_errors() {
-    let Some(device) = gpu() else { return };
-    for dtype in [DType::I8, DType::U16, DType::F16] {
-        if can_store(&device, dtype) {
-            continue;
+fn sixty_four_bit_data_and_indices() {
+    let input = [5.0, -2.0, 0.0, 7.0];
+    // Element 1 is hit three times (once through a negative index), element 3 once; row 4 is
+    // out of range and skipped.
+    let indices = [1i64, -3, 3, 1, 9];
+    let updates = [-4.0, 6.0, 2.0, 3.0, 8.0];
+    for device in devices() {
+        for dtype in [DType::I64, DType::U64, DType::F64] {
+            for reduction in [
+                Reduction::Assign,
+                Reduction::Add,
+                Reduction::Mul,
+                Reduction::Min,
+                Reduction::Max,
+            ] {
+                let abs = |v: &[f64]| -> Vec<f64> {
+                    v.iter()
+                        .map(|x| if dtype == DType::U64 { x.abs() } else { *x })
+                        .collect()
+                };
+                let (input, updates) = (abs(&input), abs(&updates));
+                let context = format!("{dtype:?} {reduction:?} on {device:?}");
+                let result = scatter::<1, 2, 1>(
+                    &device,
+                    data(&input, &[4], dtype),
+                    index_data(&indices, &[5, 1], DType::I64),
+                    data(&updates, &[5], dtype),
+                    reduce(reduction),
+                );
+                if refuses(&device, dtype, reduction) {
+                    let err = result.unwrap_err();
+                    assert!(
+                        matches!(err, DmlOpsError::UnsupportedDType { .. })
+                            && err.to_string().contains("arithmetic"),
+                        "{context}: {err}"
+                    );
+                    continue;
+                }
+                let output = result.unwrap_or_else(|err| panic!("{context}: {err}"));
+                let expected = oracle(&[4], &input, &indices, 1, &updates, reduction, false, dtype);
+                assert_meets(&values(&output), &expected, &context);
+            }
         }
-        let err = scatter::<1, 2, 1>(
-            &device,
-            data(&[0.0; 4], &[4], dtype),
-            index_data(&[1], &[1, 1], DType::I32),
-            data(&[1.0], &[1], dtype),
-            Default::default(),
-        )
-        .unwrap_err();
-        assert!(
-            matches!(err, DmlOpsError::UnsupportedDType { .. }),
-            "{dtype:?}: {err}"
-        );
     }
 }
 
@@ -975,7 +1120,10 @@ fn prop_case<const D: usize>(
 ) {
     let numel: usize = shape.iter().product();
     let slice: usize = shape[k..].iter().product();
-    let unsigned = matches!(index_dtype, DType::U32 | DType::U64);
+    let unsigned_indices = matches!(
+        index_dtype,
+        DType::U8 | DType::U16 | DType::U32 | DType::U64
+    );
     let mut state = seed | 1;
     let mut next = move || {
         state ^= state << 13;
@@ -983,7 +1131,10 @@ fn prop_case<const D: usize>(
         state ^= state << 17;
         state
     };
-    let small = |v: u64| ((v % 7) as f64) - 3.0;
+    // Unsigned data in 0..=6, the rest in -3..=3.
+    let unsigned = |dtype: DType| matches!(dtype, DType::U8 | DType::U16 | DType::U32 | DType::U64);
+    let low = if unsigned(dtype) { 0.0 } else { -3.0 };
+    let small = |v: u64| ((v % 7) as f64) + low;
     let input: Vec<f64> = (0..numel).map(|_| small(next())).collect();
     let mut indices: Vec<i64> = (0..rows * k)
         .map(|i| {
@@ -991,7 +1142,11 @@ fn prop_case<const D: usize>(
             // Mostly in range (negative half the time), sometimes one past either end;
             // unsigned indices in 0..=d.
             let v = (next() % (2 * d as u64 + 2)) as i64 - d - 1;
-            if unsigned && v < 0 { v + d + 1 } else { v }
+            if unsigned_indices && v < 0 {
+                v + d + 1
+            } else {
+                v
+            }
         })
         .collect();
     if one_target && rows > 0 {
@@ -1002,6 +1157,7 @@ fn prop_case<const D: usize>(
     }
     let updates: Vec<f64> = (0..rows * slice)
         .map(|_| match options.reduction {
+            Reduction::Mul if unsigned(dtype) => [1.0, 3.0, 2.0][(next() % 3) as usize],
             Reduction::Mul => [1.0, -1.0, 2.0][(next() % 3) as usize],
             _ => small(next()),
         })
@@ -1040,14 +1196,35 @@ struct RandomCase {
     one_target: bool,
 }
 
-fn case_strategy() -> impl Strategy<Value = RandomCase> {
+/// The data dtypes of the random cases: 32- and 64-bit ones, bound typed everywhere they run.
+const WIDE_DTYPES: [DType; 3] = [DType::F32, DType::I32, DType::I64];
+
+/// 8- and 16-bit data dtypes: packed into 32-bit words where the runtime cannot bind them (all
+/// of them on OpenGL; all but F16 on WGSL), typed elsewhere.
+const NARROW_DTYPES: [DType; 6] = [
+    DType::U8,
+    DType::I8,
+    DType::U16,
+    DType::I16,
+    DType::F16,
+    DType::BF16,
+];
+
+fn case_strategy(dtypes: &[DType]) -> impl Strategy<Value = RandomCase> {
     (
         prop::collection::vec(1usize..=4, 1..=8),
         0usize..8,
         0usize..48,
         any::<u64>(),
-        prop::sample::select(vec![DType::F32, DType::I32, DType::I64]),
-        prop::sample::select(vec![DType::I32, DType::I64, DType::U32]),
+        prop::sample::select(dtypes.to_vec()),
+        // 8- and 16-bit indices are read from 32-bit words on WGSL and OpenGL.
+        prop::sample::select(vec![
+            DType::I32,
+            DType::I64,
+            DType::U32,
+            DType::I16,
+            DType::U8,
+        ]),
         reduction_strategy(),
         any::<bool>(),
         prop::bool::weighted(0.25),
@@ -1093,7 +1270,13 @@ proptest! {
     /// Flex against the oracle on random shapes, index tuple sizes, row counts (duplicates,
     /// every row on one target, out-of-range tuples), reductions and policies.
     #[test]
-    fn flex_random_cases_match_the_oracle(case in case_strategy()) {
+    fn flex_random_cases_match_the_oracle(case in case_strategy(&WIDE_DTYPES)) {
+        check_random(&[flex()], case);
+    }
+
+    /// The same for 8- and 16-bit data: the oracle wraps and rounds each step to the dtype.
+    #[test]
+    fn flex_random_narrow_cases_match_the_oracle(case in case_strategy(&NARROW_DTYPES)) {
         check_random(&[flex()], case);
     }
 }
@@ -1103,7 +1286,15 @@ proptest! {
 
     /// The kernels on wgpu against the same oracle.
     #[test]
-    fn wgpu_random_cases_match_the_oracle(case in case_strategy()) {
+    fn wgpu_random_cases_match_the_oracle(case in case_strategy(&WIDE_DTYPES)) {
+        let Some(device) = gpu() else { return Ok(()) };
+        check_random(&[device], case);
+    }
+
+    /// 8- and 16-bit data on wgpu: the packed kernels where the runtime cannot bind the dtype
+    /// (`narrow_data_is_packed_where_the_runtime_cannot_bind_it` says which ran).
+    #[test]
+    fn wgpu_random_narrow_cases_match_the_oracle(case in case_strategy(&NARROW_DTYPES)) {
         let Some(device) = gpu() else { return Ok(()) };
         check_random(&[device], case);
     }
@@ -1134,6 +1325,7 @@ fn updates_that_view_the_input() {
                 &host[12..].iter().map(|&v| v as f64).collect::<Vec<_>>(),
                 reduction,
                 false,
+                DType::F32,
             );
             assert_meets(
                 &output.iter().map(|&v| v as f64).collect::<Vec<_>>(),

@@ -2,12 +2,12 @@
 //! update it in place), and a strided view's into a contiguous buffer through 32-bit words (what
 //! NonZeroCoordinates does first with a view of a type the runtime cannot bind).
 
-use cubecl::ir::ElemType;
+use cubecl::ir::{ElemType, UIntKind};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 
 use crate::launch::{
-    bits_elem, elementwise_geometry, launch_vectors_then_tail, require_binding, require_len,
+    bits_elem, can_bind, elementwise_geometry, launch_vectors_then_tail, require_len,
     require_word_aligned, vector_size_for,
 };
 use crate::strided::strided_offset;
@@ -29,14 +29,27 @@ pub fn copy_kernel<T: Numeric, N: Size>(
     output[position] = input[position];
 }
 
+/// `output[word]` takes the bits of `input[word]` under `mask` and keeps its own elsewhere: the
+/// last, partial word of a copy through words, whose bytes past the copied elements may belong
+/// to whatever follows the output in its buffer.
+#[cube(launch_unchecked, address_type = "dynamic")]
+pub fn copy_tail_word_kernel(input: &[u32], output: &mut [u32], word: usize, mask: u32) {
+    if ABSOLUTE_POS == 0 {
+        output[word] = (input[word] & mask) | (output[word] & !mask);
+    }
+}
+
 /// Copies `len` elements of `elem` from `input` to `output` (distinct buffers), with the widest
 /// vectors the runtime favours and a one-lane launch for the tail. Only bits move: `elem` may be
-/// any type of a fixed width (bools included).
+/// any type of a fixed width (bools included). Elements the runtime cannot bind (8- and 16-bit
+/// ones on WGSL and OpenGL, 64-bit ones on OpenGL) are copied as the 32-bit words that hold
+/// them, so then both handles must start on a 4-byte boundary; the output's bytes past the last
+/// element keep their value.
 ///
 /// # Errors
 ///
-/// [`KernelError`] when the runtime can bind neither `elem` nor the unsigned type of its width,
-/// or a handle is smaller than `len` elements. Nothing is launched then.
+/// [`KernelError`] when `elem` has no width of 8, 16, 32 or 64 bits, a handle is smaller than
+/// `len` elements, or a handle of words is misaligned. Nothing is launched then.
 pub fn launch_copy(
     client: &Client,
     input: Handle,
@@ -44,15 +57,41 @@ pub fn launch_copy(
     elem: ElemType,
     len: usize,
 ) -> Result<(), KernelError> {
-    let elem = bits_elem(client, elem)?;
-    require_binding(client, elem, "data")?;
-    require_len(&input, len, elem.size(), "input")?;
-    require_len(&output, len, elem.size(), "output")?;
+    let bits = bits_elem(client, elem)?;
+    let bytes = bits.size();
+    require_len(&input, len, bytes, "input")?;
+    require_len(&output, len, bytes, "output")?;
+    let (elem, len) = if !can_bind(client, bits) {
+        require_word_aligned(&input, "input")?;
+        require_word_aligned(&output, "output")?;
+        let (whole, tail) = ((len * bytes) / 4, (len * bytes) % 4);
+        if tail > 0 {
+            // SAFETY: both handles hold word `whole` in part (`tail` bytes, checked above), and
+            // CubeCL binds them as whole words; the kernel's single unit touches only that word
+            // and stores back the output's own bytes past the tail.
+            unsafe {
+                copy_tail_word_kernel::launch_unchecked(
+                    client,
+                    CubeCount::new_single(),
+                    CubeDim::new_single(),
+                    AddressType::from_len(whole + 1),
+                    BufferArg::from_raw_parts(input.clone(), whole + 1),
+                    BufferArg::from_raw_parts(output.clone(), whole + 1),
+                    whole,
+                    ((1u64 << (8 * tail)) - 1) as u32,
+                );
+            }
+        }
+        (ElemType::UInt(UIntKind::U32), whole)
+    } else {
+        (bits, len)
+    };
     let vector = vector_size_for(client, &[elem.size()]);
     let address = AddressType::from_len(len);
     let launch = |vector: usize, first: usize, units: usize| {
         let (count, dim) = elementwise_geometry(client, units);
-        // SAFETY: both handles hold `len` elements (checked above); the kernel touches vectors
+        // SAFETY: both handles hold `len` elements (checked above; for words, the words that
+        // hold the elements, which CubeCL binds whole); the kernel touches vectors
         // `first..first + units`, which the calls below keep within `len`.
         unsafe {
             copy_kernel::launch_unchecked(

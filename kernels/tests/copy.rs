@@ -1,13 +1,15 @@
 //! `launch_contiguous_words` on wgpu against a host gather: every element width (8 to 64 bits),
 //! views that are transposed, permuted, broadcast, sliced with gaps or offset into their buffer,
 //! lengths that leave the last output word partly empty, the output's bytes past its words left
-//! as they were, and every error the launcher returns.
+//! as they were, and every error the launcher returns. Also `launch_copy` of 8- and 16-bit
+//! elements, which goes through words where the runtime cannot bind them.
 
 mod common;
 
-use burn_dml_ops_kernels::copy::launch_contiguous_words;
+use burn_dml_ops_kernels::copy::{launch_contiguous_words, launch_copy};
 use burn_dml_ops_kernels::{InputView, KernelError, StorageWidth};
-use common::{GUARD, GUARD_BYTE, OFFSET, WIDTHS, bytes, client};
+use common::{GUARD, GUARD_BYTE, OFFSET, WIDTHS, binds, bytes, client};
+use cubecl::ir::{ElemType, FloatKind, IntKind, UIntKind};
 use cubecl::prelude::*;
 use proptest::prelude::*;
 
@@ -184,5 +186,42 @@ proptest! {
         let Some(client) = client() else { return Ok(()) };
         let (shape, strides): (Vec<usize>, Vec<usize>) = axes.into_iter().unzip();
         check(&client, WIDTHS[width], &shape, &strides, seed);
+    }
+}
+
+/// `launch_copy` of 8- and 16-bit elements, which WGSL and OpenGL copy as 32-bit words: every
+/// length from 0 to 9 elements, the output's bytes past the last element (in its last word and
+/// after it) keep their guard value.
+#[test]
+fn narrow_buffer_copies_keep_the_bytes_past_the_end() {
+    let Some(client) = client() else { return };
+    for (elem, width) in [
+        (ElemType::UInt(UIntKind::U8), 1),
+        (ElemType::Int(IntKind::I16), 2),
+        (ElemType::Float(FloatKind::BF16), 2),
+    ] {
+        let words = !binds(&client, elem);
+        for len in 0..10usize {
+            let input = bytes(len * width + 4, len as u64);
+            let output = client.create_from_slice(&vec![GUARD_BYTE; len * width + GUARD]);
+            launch_copy(
+                &client,
+                client.create_from_slice(&input),
+                output.clone(),
+                elem,
+                len,
+            )
+            .unwrap_or_else(|err| panic!("{elem} x {len}: {err}"));
+            let actual = client.read_one(output).expect("read the output");
+            assert_eq!(
+                &actual[..len * width],
+                &input[..len * width],
+                "{elem} x {len} (words: {words})"
+            );
+            assert!(
+                actual[len * width..].iter().all(|&b| b == GUARD_BYTE),
+                "{elem} x {len} (words: {words}): a byte past the end changed"
+            );
+        }
     }
 }

@@ -280,9 +280,9 @@ fn scatter_nd(
     reduction: Reduction,
     out_of_range: OutOfRange,
 ) -> CubeTensor {
-    let input = into_contiguous(input);
+    let input = contiguous_bits(input, "ScatterND");
     let indices = into_contiguous(indices);
-    let updates = into_contiguous(updates);
+    let updates = contiguous_bits(updates, "ScatterND");
     let shape = input.shape();
     let len = shape.num_elements();
     // In place when nobody else holds the input's buffer, otherwise one copy.
@@ -356,7 +356,7 @@ fn gather_nd(
     out_of_range: OutOfRange,
     shape: Shape,
 ) -> CubeTensor {
-    let input = into_contiguous(input);
+    let input = contiguous_bits(input, "ScatterND (gradient)");
     let indices = into_contiguous(indices);
     let output = empty_output(&input, shape, input.dtype);
     let input_shape = input.shape();

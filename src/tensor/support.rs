@@ -4,6 +4,7 @@ use burn::backend::{Backend, DTypeUsage, Dispatch};
 use burn::tensor::{DType, Device, IntDType};
 
 use crate::DmlOpsError;
+use crate::ops::Reduction;
 
 /// Whether `device` can store tensors of `dtype` in its memory and bind them in kernels.
 fn can_store(device: &Device, dtype: DType) -> bool {
@@ -74,80 +75,57 @@ pub(crate) fn check_encoding(
     })
 }
 
-/// The unsigned integer dtype of `dtype`'s width, after checking that `dtype` has a fixed-width
-/// encoding of its own (not quantized) and that `device` can store it.
-fn check_fixed_width(
-    operator: &'static str,
-    device: &Device,
-    dtype: DType,
-) -> Result<DType, DmlOpsError> {
-    let bits = check_encoding(operator, device, dtype)?;
-    if !can_store(device, dtype) {
-        return Err(unsupported(operator, dtype, device, STORAGE_HINT));
-    }
-    Ok(bits)
-}
-
-/// Checks that `device` can hold `dtype` and bind its raw bits (the unsigned integer of the same
-/// width), which is how the kernels that count bits read it.
-fn check_raw_bits(
-    operator: &'static str,
-    device: &Device,
-    dtype: DType,
-) -> Result<(), DmlOpsError> {
-    let bits = check_fixed_width(operator, device, dtype)?;
-    if !can_store(device, bits) {
-        return Err(unsupported(
-            operator,
-            dtype,
-            device,
-            format!("the kernel reads its bits as {bits:?}, and {STORAGE_HINT}"),
-        ));
-    }
-    Ok(())
-}
-
-/// Checks the data dtype of a scatter: bound as itself (bools as their raw bits), and with
-/// `arithmetic` (a reduction) also computed with.
+/// Checks the data dtype of a scatter with `reduction`. Any dtype with an encoding of its own
+/// runs (the tensor exists, so the device holds it): the kernels bind it typed where the
+/// runtime can, and otherwise hold it in 32-bit words, 8- and 16-bit elements packed and
+/// computed in 32 bits, 64-bit ones (OpenGL) as word pairs with integer arithmetic on the
+/// words. What stays out: a reduction on a 32- or 64-bit dtype the device stores but cannot
+/// compute with, and `Add`/`Mul` on a 64-bit float the device cannot store (f64 on OpenGL),
+/// which would need f64 arithmetic.
 pub(crate) fn check_scatter_data_dtype(
     operator: &'static str,
     device: &Device,
     dtype: DType,
-    arithmetic: bool,
+    reduction: Reduction,
 ) -> Result<(), DmlOpsError> {
-    if dtype.is_bool() {
-        check_raw_bits(operator, device, dtype)?;
-    } else {
-        check_fixed_width(operator, device, dtype)?;
+    check_encoding(operator, device, dtype)?;
+    if dtype.size() <= 2 || reduction == Reduction::Assign {
+        return Ok(());
     }
-    if arithmetic && !can_compute(device, dtype) {
+    if can_store(device, dtype) {
+        if !can_compute(device, dtype) {
+            return Err(unsupported(
+                operator,
+                dtype,
+                device,
+                "a reduction computes with it and this device has no arithmetic for it; cast \
+                 the tensors to a wider dtype first",
+            ));
+        }
+    } else if dtype.is_float() && matches!(reduction, Reduction::Add | Reduction::Mul) {
         return Err(unsupported(
             operator,
             dtype,
             device,
-            "a reduction computes with it and this device has no arithmetic for it; cast the \
-             tensors to a wider dtype first",
+            format!(
+                "{reduction:?} needs arithmetic on it, and {STORAGE_HINT}; the kernels hold \
+                 it as 32-bit words there, which serves Assign, Min and Max but not float \
+                 sums and products"
+            ),
         ));
     }
     Ok(())
 }
 
-/// Checks that `device` can bind an index buffer of `dtype`.
+/// Checks an index dtype of a scatter: every Int dtype runs, read typed where the runtime binds
+/// it and otherwise as 32-bit words, resolved into coordinates by one extra launch (8- and
+/// 16-bit indices on WGSL and OpenGL, 64-bit ones on OpenGL).
 pub(crate) fn check_index_dtype(
     operator: &'static str,
     device: &Device,
     dtype: DType,
 ) -> Result<(), DmlOpsError> {
-    if can_store(device, dtype) {
-        Ok(())
-    } else {
-        Err(unsupported(
-            operator,
-            dtype,
-            device,
-            format!("it is the indices' dtype, and {STORAGE_HINT}"),
-        ))
-    }
+    check_encoding(operator, device, dtype).map(|_| ())
 }
 
 /// Checks that `device` can run a kernel that reads `input`'s raw bits and writes `output`: the

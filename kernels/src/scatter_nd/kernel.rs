@@ -7,7 +7,7 @@ use cubecl::prelude::*;
 /// Marks an update row whose index tuple was out of range and skipped. It cannot be a target:
 /// the launchers refuse outputs of `u32::MAX` or more target slices, so every real target is
 /// below it.
-const SKIPPED: u32 = 0xFFFF_FFFF;
+pub(super) const SKIPPED: u32 = 0xFFFF_FFFF;
 
 /// The binary operation a reduction applies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -29,8 +29,9 @@ pub enum ReduceOp {
 /// `+0.0` (nor the reverse). With `bits` (`B` the unsigned integer type of `T`'s width) the
 /// choice is made on the raw bits with integer arithmetic, so no shader compiler can turn it
 /// into a `min`/`max` instruction with its own NaN and signed-zero rules (NVIDIA's and
-/// llvmpipe's GL compilers did, with a compare-and-select). Without it (16-bit floats on a
-/// runtime with no 16-bit integers) it is a compare-and-select.
+/// llvmpipe's GL compilers did, with a compare-and-select). Without it it is a
+/// compare-and-select, which the launcher only lets integers take: 16-bit floats on a runtime
+/// with no 16-bit integers (f16 on WGSL) go to the packed kernel instead.
 #[cube]
 fn combine<T: Numeric, B: Int>(
     acc: T,
@@ -163,7 +164,7 @@ fn target_slice<I: Int>(
 /// The output element that update element `position` (row `position / slice`, column
 /// `position % slice`) targets, and whether it targets one at all.
 #[cube]
-fn update_target<I: Int>(
+pub(super) fn update_target<I: Int>(
     indices: &[I],
     dims: &[u32],
     position: usize,
@@ -311,8 +312,8 @@ pub fn scatter_nd_link_rows<I: Int>(
 }
 
 /// Lists, step 2, one unit per update element: the unit whose row heads its target's list walks
-/// the list and writes `op` of the current value and every update on it, once. The other units
-/// return at once.
+/// the list and writes `op` of the current value and every update on it, once (with no `op`,
+/// `Assign`: the head's own update, one of the candidates). The other units return at once.
 ///
 /// `heads`, `next` and `targets` are read without atomics: step 1 wrote them in an earlier
 /// launch, and launches on one stream run in order with their writes visible to the next, so
@@ -326,7 +327,7 @@ pub fn scatter_nd_reduce_lists<T: Numeric, B: Int>(
     targets: &[u32],
     slice: usize,
     units: usize,
-    #[comptime] op: ReduceOp,
+    #[comptime] op: Option<ReduceOp>,
     #[comptime] bits: bool,
     #[define(T, B)] _types: [ElemType; 2],
 ) {
@@ -344,13 +345,17 @@ pub fn scatter_nd_reduce_lists<T: Numeric, B: Int>(
         terminate!();
     }
     let element = target as usize * slice + col;
-    let mut acc = output[element];
-    let mut link = row as u32 + 1;
-    // Every link points to a row pushed earlier, so the walk ends.
-    while link != 0 {
-        let member = (link - 1) as usize;
-        acc = combine::<T, B>(acc, updates[member * slice + col], op, bits);
-        link = next[member];
+    let mut acc = updates[position];
+    if comptime!(op.is_some()) {
+        let reduce = comptime!(op.unwrap_or(ReduceOp::Add));
+        acc = output[element];
+        let mut link = row as u32 + 1;
+        // Every link points to a row pushed earlier, so the walk ends.
+        while link != 0 {
+            let member = (link - 1) as usize;
+            acc = combine::<T, B>(acc, updates[member * slice + col], reduce, bits);
+            link = next[member];
+        }
     }
     output[element] = acc;
 }

@@ -1,15 +1,18 @@
 //! Host-side launch over raw CubeCL handles.
 
 use cubecl::features::{AtomicUsage, TypeUsage};
-use cubecl::ir::{ElemType, Type, UIntKind};
+use cubecl::ir::{ElemType, FloatKind, Type, UIntKind};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 
+use super::indices::scatter_nd_resolve_indices;
 use super::kernel::{
     ReduceOp, scatter_nd_assign, scatter_nd_atomic, scatter_nd_clear, scatter_nd_gather,
     scatter_nd_link_rows, scatter_nd_reduce_lists,
 };
-use crate::launch::{bits_elem, elementwise_geometry, require_binding, require_len};
+use super::packed::{WordKind, scatter_nd_gather_packed, scatter_nd_reduce_lists_packed};
+use super::split::{scatter_nd_gather_split, scatter_nd_reduce_lists_split};
+use crate::launch::{bits_elem, can_bind, elementwise_geometry, require_len, require_word_aligned};
 use crate::{KernelError, StorageWidth};
 
 /// How each update combines with the element it targets.
@@ -41,7 +44,8 @@ pub enum ScatterStrategy {
     /// Native atomics on the data type.
     Atomic,
     /// Per-target linked lists built with a 32-bit atomic exchange, then reduced by one unit
-    /// per target element.
+    /// per target element (for `Assign`, that unit stores one of the candidates). The only
+    /// strategy for data held in words (see [`data_in_words`]).
     Lists,
 }
 
@@ -68,6 +72,9 @@ pub fn scatter_strategy(
     data_elem: ElemType,
     reduction: ScatterReduction,
 ) -> ScatterStrategy {
+    if data_in_words(client, data_elem, reduction) {
+        return ScatterStrategy::Lists;
+    }
     let op = match reduction {
         ScatterReduction::Assign => return ScatterStrategy::Store,
         ScatterReduction::Reduce(op) => op,
@@ -77,6 +84,167 @@ pub fn scatter_strategy(
     } else {
         ScatterStrategy::Lists
     }
+}
+
+/// Whether [`launch_scatter_nd`] holds data of `elem` in 32-bit words for `reduction`, because
+/// the runtime cannot bind the type the kernel would declare or, for a reduction, compute with
+/// it: 8- and 16-bit elements packed two or four to a word (8- and 16-bit integers and `bf16`
+/// on WGSL, and `f16` there for `Min`/`Max`, which choose on raw bits as 16-bit integers WGSL
+/// does not have; those and `f16` on OpenGL), 64-bit ones as word pairs (OpenGL). Such data
+/// always takes [`ScatterStrategy::Lists`].
+pub fn data_in_words(client: &Client, data_elem: ElemType, reduction: ScatterReduction) -> bool {
+    matches!(
+        data_binding(client, data_elem, reduction),
+        Ok(DataBinding::Packed { .. } | DataBinding::Split { .. })
+    )
+}
+
+/// How the kernels hold the data of a scatter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum DataBinding {
+    /// Bound as this element type: the data's own, the unsigned type of its width (bools, and
+    /// signed `Add`/`Mul`), whichever the kernel computes in.
+    Typed(ElemType),
+    /// 32-bit words holding `32 / bits` elements each.
+    Packed {
+        /// The element width in bits: 8 or 16.
+        bits: u32,
+        /// How arithmetic reads an element's bits.
+        kind: WordKind,
+    },
+    /// 64-bit elements as pairs of 32-bit words, low word first.
+    Split {
+        /// How arithmetic reads an element's bits.
+        kind: WordKind,
+    },
+}
+
+/// How the kernels bind data of `elem` for `reduction` on this runtime; see [`data_in_words`].
+fn data_binding(
+    client: &Client,
+    elem: ElemType,
+    reduction: ScatterReduction,
+) -> Result<DataBinding, KernelError> {
+    let bits = 8 * elem.size() as u32;
+    let typed = match reduction {
+        ScatterReduction::Assign => {
+            let typed = bits_elem(client, elem)?;
+            can_bind(client, typed).then_some(typed)
+        }
+        ScatterReduction::Reduce(op) => {
+            // A reduction needs numbers: bools have no sum or minimum.
+            if !matches!(
+                elem,
+                ElemType::Int(_) | ElemType::UInt(_) | ElemType::Float(_)
+            ) {
+                return Err(KernelError::UnsupportedType { elem, role: "data" });
+            }
+            let compute = compute_elem(elem, op);
+            let arithmetic = client
+                .properties()
+                .type_usage(compute)
+                .contains(TypeUsage::Arithmetic);
+            // Float `Min`/`Max` choose on raw bits, as the unsigned type of the width; where
+            // the runtime has none to compute with (f16 on WGSL) the packed kernel does it on
+            // 32-bit words, since a compare-and-select may compile to a `min` with the
+            // hardware's own NaN and signed-zero rules.
+            let selects_on_bits = !matches!(elem, ElemType::Float(_))
+                || matches!(op, ReduceOp::Add | ReduceOp::Mul)
+                || selection_bits(client, elem).is_some()
+                || bits > 16;
+            (can_bind(client, compute) && (arithmetic || bits > 16) && selects_on_bits)
+                .then_some(compute)
+        }
+    };
+    if let Some(typed) = typed {
+        return Ok(DataBinding::Typed(typed));
+    }
+    let kind = match (reduction, elem) {
+        (ScatterReduction::Assign, _) | (_, ElemType::UInt(_)) => WordKind::Unsigned,
+        (_, ElemType::Int(_)) => WordKind::Signed,
+        (_, ElemType::Float(FloatKind::F16)) => WordKind::F16,
+        (_, ElemType::Float(FloatKind::BF16)) => WordKind::BF16,
+        // f64 `Add`/`Mul` need the runtime's f64 arithmetic; `Min`/`Max` only compare bits.
+        (
+            ScatterReduction::Reduce(ReduceOp::Min | ReduceOp::Max),
+            ElemType::Float(FloatKind::F64),
+        ) => WordKind::F64,
+        _ => return Err(KernelError::UnsupportedType { elem, role: "data" }),
+    };
+    match bits {
+        8 | 16 => Ok(DataBinding::Packed { bits, kind }),
+        64 => Ok(DataBinding::Split { kind }),
+        _ => Err(KernelError::UnsupportedType { elem, role: "data" }),
+    }
+}
+
+/// The index tuples as the kernels read them: as given where the runtime binds their type;
+/// otherwise (8- and 16-bit indices on WGSL and OpenGL, 64-bit ones on OpenGL) one launch
+/// resolves them into `u32` coordinates (wrapped, clamped, or out of range for every dimension),
+/// which the kernels then read as unsigned indices with the `Skip` policy.
+///
+/// `dims` holds the `k` indexed dimensions and `index_len` the number of indices, checked
+/// against the handle by the caller.
+fn bound_indices(
+    client: &Client,
+    indices: &ScatterNdIndices,
+    dims: &Handle,
+    index_len: usize,
+    k: usize,
+) -> ScatterNdIndices {
+    if can_bind(client, indices.elem) {
+        return indices.clone();
+    }
+    let u32_elem = ElemType::UInt(UIntKind::U32);
+    let coordinates = client.empty(index_len.max(1) * size_of::<u32>());
+    let bits = 8 * indices.elem.size() as u32;
+    let words = (index_len * indices.elem.size()).div_ceil(4);
+    if index_len > 0 {
+        let (cubes, dim) = elementwise_geometry(client, index_len);
+        // SAFETY: the index handle holds `index_len` indices (checked by the caller), the words
+        // that hold them, which CubeCL binds whole; unit `i < index_len` reads the word(s) of
+        // index `i`, dimension `i % k < k`, and writes coordinate `i` of `index_len`.
+        unsafe {
+            scatter_nd_resolve_indices::launch_unchecked(
+                client,
+                cubes,
+                dim,
+                AddressType::from_len(words.max(index_len)),
+                BufferArg::from_raw_parts(indices.handle.clone(), words),
+                BufferArg::from_raw_parts(dims.clone(), k),
+                BufferArg::from_raw_parts(coordinates.clone(), index_len),
+                index_len,
+                k,
+                bits,
+                matches!(indices.elem, ElemType::Int(_)),
+                indices.out_of_range == OutOfRange::Clamp,
+            );
+        }
+    }
+    ScatterNdIndices {
+        handle: coordinates,
+        elem: u32_elem,
+        out_of_range: OutOfRange::Skip,
+    }
+}
+
+/// Returns an error unless the kernels can read indices of `elem` from `handle`: bound as their
+/// own type, or as 32-bit words (8-, 16- and 64-bit integers), from a word-aligned handle.
+fn require_index_binding(
+    client: &Client,
+    elem: ElemType,
+    handle: &Handle,
+) -> Result<(), KernelError> {
+    if can_bind(client, elem) {
+        return Ok(());
+    }
+    if !matches!(elem.size(), 1 | 2 | 8) {
+        return Err(KernelError::UnsupportedType {
+            elem,
+            role: "indices",
+        });
+    }
+    require_word_aligned(handle, "indices")
 }
 
 /// The type a reduction `op` computes in for data of `elem`: the unsigned type of the same
@@ -239,39 +407,122 @@ pub fn launch_gather_nd(
         index_len,
         ..
     } = sizes(layout, index_elem)?;
-    let data_elem = bits_elem(client, data_elem)?;
-    require_binding(client, data_elem, "data")?;
-    require_binding(client, index_elem, "indices")?;
-    require_len(&input, input_len, data_elem.size(), "input")?;
-    require_len(&output, units, data_elem.size(), "output")?;
+    let binding = data_binding(client, data_elem, ScatterReduction::Assign)?;
+    require_index_binding(client, index_elem, &indices)?;
+    let bytes = data_elem.size();
+    require_len(&input, input_len, bytes, "input")?;
+    require_len(&output, units, bytes, "output")?;
     require_len(&indices, index_len, index_elem.size(), "indices")?;
+    if !matches!(binding, DataBinding::Typed(_)) {
+        require_word_aligned(&input, "input")?;
+        require_word_aligned(&output, "output")?;
+    }
     if units == 0 {
         return Ok(());
     }
     let dims = dims_u32(client, layout.dims);
-    let (cubes, dim) = elementwise_geometry(client, units);
-    // SAFETY: the handles hold `input_len`, `units`, `index_len` and `k` elements (checked
-    // above); each unit guards itself against `units`, and reads the input only at a target
-    // slice built from coordinates checked against their dimensions, below `input_len`. An
-    // empty input has a dimension of size 0, which no tuple resolves into.
-    unsafe {
-        scatter_nd_gather::launch_unchecked(
-            client,
-            cubes,
-            dim,
-            AddressType::from_len(input_len.max(units).max(index_len)),
-            BufferArg::from_raw_parts(output, units),
-            BufferArg::from_raw_parts(indices, index_len),
-            BufferArg::from_raw_parts(input, input_len),
-            BufferArg::from_raw_parts(dims, k),
-            layout.slice,
-            units,
-            k,
-            signed,
-            wide,
-            out_of_range == OutOfRange::Clamp,
-            [data_elem, index_elem],
-        );
+    let original = index_elem;
+    let ScatterNdIndices {
+        handle: indices,
+        elem: index_elem,
+        out_of_range,
+    } = bound_indices(
+        client,
+        &ScatterNdIndices {
+            handle: indices,
+            elem: index_elem,
+            out_of_range,
+        },
+        &dims,
+        index_len,
+        k,
+    );
+    // Resolved indices are unsigned 32-bit coordinates.
+    let (signed, wide) = (
+        signed && index_elem == original,
+        wide && index_elem == original,
+    );
+    let clamp = out_of_range == OutOfRange::Clamp;
+    // Word indices reach twice the element count for 64-bit data.
+    let address = AddressType::from_len(input_len.max(units).max(index_len).saturating_mul(2));
+    // SAFETY (every launch): the handles hold `input_len`, `units` (elements, or for data held
+    // in words the words that hold them, which CubeCL binds whole), `index_len` and `k` elements
+    // (checked above); each unit guards itself against `units` (or `words`), and reads the
+    // input only at a target slice built from coordinates checked against their dimensions,
+    // below `input_len`. An empty input has a dimension of size 0, which no tuple resolves
+    // into.
+    match binding {
+        DataBinding::Typed(data_elem) => {
+            let (cubes, dim) = elementwise_geometry(client, units);
+            unsafe {
+                scatter_nd_gather::launch_unchecked(
+                    client,
+                    cubes,
+                    dim,
+                    address,
+                    BufferArg::from_raw_parts(output, units),
+                    BufferArg::from_raw_parts(indices, index_len),
+                    BufferArg::from_raw_parts(input, input_len),
+                    BufferArg::from_raw_parts(dims, k),
+                    layout.slice,
+                    units,
+                    k,
+                    signed,
+                    wide,
+                    clamp,
+                    [data_elem, index_elem],
+                );
+            }
+        }
+        DataBinding::Packed { bits, .. } => {
+            let words = (units * bytes).div_ceil(4);
+            let input_words = (input_len * bytes).div_ceil(4);
+            let (cubes, dim) = elementwise_geometry(client, words);
+            unsafe {
+                scatter_nd_gather_packed::launch_unchecked(
+                    client,
+                    cubes,
+                    dim,
+                    address,
+                    BufferArg::from_raw_parts(output, words),
+                    BufferArg::from_raw_parts(indices, index_len),
+                    BufferArg::from_raw_parts(input, input_words),
+                    BufferArg::from_raw_parts(dims, k),
+                    layout.slice,
+                    units,
+                    words,
+                    k,
+                    signed,
+                    wide,
+                    clamp,
+                    bits,
+                    index_elem,
+                );
+            }
+        }
+        DataBinding::Split { .. } => {
+            let words = 2 * units;
+            let (cubes, dim) = elementwise_geometry(client, words);
+            unsafe {
+                scatter_nd_gather_split::launch_unchecked(
+                    client,
+                    cubes,
+                    dim,
+                    address,
+                    BufferArg::from_raw_parts(output, words),
+                    BufferArg::from_raw_parts(indices, index_len),
+                    BufferArg::from_raw_parts(input, 2 * input_len),
+                    BufferArg::from_raw_parts(dims, k),
+                    layout.slice,
+                    words,
+                    k,
+                    signed,
+                    wide,
+                    clamp,
+                    index_elem,
+                );
+            }
+        }
     }
     Ok(())
 }
@@ -332,90 +583,122 @@ pub fn launch_scatter_nd(
     } = sizes(layout, index_elem)?;
 
     // Assign only moves bits: bools run as the unsigned type of their width. A signed `Add` or
-    // `Mul` computes in the unsigned type of its width (`compute_elem`).
-    let data_elem = match reduction {
-        ScatterReduction::Assign => bits_elem(client, data_elem)?,
-        ScatterReduction::Reduce(op) => match data_elem {
-            ElemType::Int(_) | ElemType::UInt(_) | ElemType::Float(_) => {
-                compute_elem(data_elem, op)
-            }
-            // A reduction needs numbers: bools have no sum or minimum.
-            elem => return Err(KernelError::UnsupportedType { elem, role: "data" }),
-        },
+    // `Mul` computes in the unsigned type of its width (`compute_elem`). Data the runtime cannot
+    // bind (or compute with) is held in 32-bit words (`data_in_words`).
+    let binding = data_binding(client, data_elem, reduction)?;
+    let op = match reduction {
+        ScatterReduction::Assign => None,
+        ScatterReduction::Reduce(op) => Some(op),
     };
-    let op = match (reduction, strategy) {
-        (ScatterReduction::Assign, ScatterStrategy::Store) => None,
-        (ScatterReduction::Reduce(op), ScatterStrategy::Lists) => Some(op),
-        (ScatterReduction::Reduce(op), ScatterStrategy::Atomic)
-            if atomic_supports(client, data_elem, op) =>
-        {
-            Some(op)
+    let valid = match (strategy, binding, op) {
+        (ScatterStrategy::Store, DataBinding::Typed(_), None) => true,
+        (ScatterStrategy::Atomic, DataBinding::Typed(elem), Some(op)) => {
+            atomic_supports(client, elem, op)
         }
-        (reduction, strategy) => {
-            return Err(KernelError::InvalidPlan {
-                detail: format!("strategy {strategy:?} cannot apply {reduction:?} to {data_elem}"),
-            });
-        }
+        (ScatterStrategy::Lists, _, _) => true,
+        _ => false,
     };
-    require_binding(client, data_elem, "data")?;
-    require_binding(client, index_elem, "indices")?;
-    require_len(&output, output_len, data_elem.size(), "output")?;
-    require_len(&updates, units, data_elem.size(), "updates")?;
+    if !valid {
+        let held = match binding {
+            DataBinding::Typed(_) => "",
+            DataBinding::Packed { .. } => " (held packed in 32-bit words, which needs the lists)",
+            DataBinding::Split { .. } => " (held as 32-bit word pairs, which needs the lists)",
+        };
+        return Err(KernelError::InvalidPlan {
+            detail: format!(
+                "strategy {strategy:?} cannot apply {reduction:?} to {data_elem}{held}"
+            ),
+        });
+    }
+    require_index_binding(client, index_elem, &indices)?;
+    let bytes = data_elem.size();
+    require_len(&output, output_len, bytes, "output")?;
+    require_len(&updates, units, bytes, "updates")?;
     require_len(&indices, index_len, index_elem.size(), "indices")?;
+    if !matches!(binding, DataBinding::Typed(_)) {
+        require_word_aligned(&output, "output")?;
+        require_word_aligned(&updates, "updates")?;
+    }
     if units == 0 || output_len == 0 {
         return Ok(strategy);
     }
 
-    let clamp = out_of_range == OutOfRange::Clamp;
-    let address = AddressType::from_len(output_len.max(units).max(index_len));
     let dims_handle = dims_u32(client, dims);
+    let original = index_elem;
+    let ScatterNdIndices {
+        handle: indices,
+        elem: index_elem,
+        out_of_range,
+    } = bound_indices(
+        client,
+        &ScatterNdIndices {
+            handle: indices,
+            elem: index_elem,
+            out_of_range,
+        },
+        &dims_handle,
+        index_len,
+        k,
+    );
+    // Resolved indices are unsigned 32-bit coordinates.
+    let (signed, wide) = (
+        signed && index_elem == original,
+        wide && index_elem == original,
+    );
+    let clamp = out_of_range == OutOfRange::Clamp;
+    // Word indices reach twice the element count for 64-bit data.
+    let address = AddressType::from_len(output_len.max(units).max(index_len).saturating_mul(2));
     // SAFETY: `dims_handle` holds exactly `k` u32 values.
     let dims_arg = || unsafe { BufferArg::from_raw_parts(dims_handle.clone(), k) };
     let (element_cubes, element_dim) = elementwise_geometry(client, units);
 
-    // SAFETY: the handles hold `output_len`, `units` and `index_len` elements (checked above).
-    // Every kernel guards its unit against `units` (or `rows`, `targets`); a target slice is
-    // below `targets` because each coordinate was checked against its dimension, so
+    // SAFETY: the handles hold `output_len`, `units` and `index_len` elements (checked above;
+    // packed data is bound as the words that hold them, which CubeCL binds whole). Every kernel
+    // guards its unit against `units` (or `rows`, `targets`); a target slice is below `targets`
+    // because each coordinate was checked against its dimension, so
     // `target * slice + col < output_len`; rows and list links are below `rows`.
     unsafe {
-        match (strategy, op) {
-            (ScatterStrategy::Store, _) => scatter_nd_assign::launch_unchecked(
-                client,
-                element_cubes,
-                element_dim,
-                address,
-                BufferArg::from_raw_parts(output, output_len),
-                BufferArg::from_raw_parts(indices, index_len),
-                BufferArg::from_raw_parts(updates, units),
-                dims_arg(),
-                slice,
-                units,
-                k,
-                signed,
-                wide,
-                clamp,
-                [data_elem, index_elem],
-            ),
-            (ScatterStrategy::Atomic, Some(op)) => scatter_nd_atomic::launch_unchecked(
-                client,
-                element_cubes,
-                element_dim,
-                address,
-                BufferArg::from_raw_parts(output, output_len),
-                BufferArg::from_raw_parts(indices, index_len),
-                BufferArg::from_raw_parts(updates, units),
-                dims_arg(),
-                slice,
-                units,
-                k,
-                signed,
-                wide,
-                clamp,
-                op,
-                [data_elem, index_elem],
-            ),
-            (_, Some(op)) => {
-                let bits = selection_bits(client, data_elem);
+        match (strategy, binding) {
+            (ScatterStrategy::Store, DataBinding::Typed(data_elem)) => {
+                scatter_nd_assign::launch_unchecked(
+                    client,
+                    element_cubes,
+                    element_dim,
+                    address,
+                    BufferArg::from_raw_parts(output, output_len),
+                    BufferArg::from_raw_parts(indices, index_len),
+                    BufferArg::from_raw_parts(updates, units),
+                    dims_arg(),
+                    slice,
+                    units,
+                    k,
+                    signed,
+                    wide,
+                    clamp,
+                    [data_elem, index_elem],
+                )
+            }
+            (ScatterStrategy::Atomic, DataBinding::Typed(data_elem)) => {
+                scatter_nd_atomic::launch_unchecked(
+                    client,
+                    element_cubes,
+                    element_dim,
+                    address,
+                    BufferArg::from_raw_parts(output, output_len),
+                    BufferArg::from_raw_parts(indices, index_len),
+                    BufferArg::from_raw_parts(updates, units),
+                    dims_arg(),
+                    slice,
+                    units,
+                    k,
+                    signed,
+                    wide,
+                    clamp,
+                    op.expect("checked: Atomic comes with a reduction"),
+                    [data_elem, index_elem],
+                )
+            }
+            _ => {
                 let heads = client.empty(targets * size_of::<u32>());
                 let next = client.empty(rows * size_of::<u32>());
                 let row_targets = client.empty(rows * size_of::<u32>());
@@ -446,24 +729,66 @@ pub fn launch_scatter_nd(
                     clamp,
                     index_elem,
                 );
-                scatter_nd_reduce_lists::launch_unchecked(
-                    client,
-                    element_cubes,
-                    element_dim,
-                    address,
-                    BufferArg::from_raw_parts(output, output_len),
-                    BufferArg::from_raw_parts(updates, units),
-                    BufferArg::from_raw_parts(heads, targets),
-                    BufferArg::from_raw_parts(next, rows),
-                    BufferArg::from_raw_parts(row_targets, rows),
-                    slice,
-                    units,
-                    op,
-                    bits.is_some(),
-                    [data_elem, bits.unwrap_or(ElemType::UInt(UIntKind::U32))],
-                );
+                let heads = BufferArg::from_raw_parts(heads, targets);
+                let next = BufferArg::from_raw_parts(next, rows);
+                let row_targets = BufferArg::from_raw_parts(row_targets, rows);
+                match binding {
+                    DataBinding::Typed(data_elem) => {
+                        let bits = selection_bits(client, data_elem);
+                        scatter_nd_reduce_lists::launch_unchecked(
+                            client,
+                            element_cubes,
+                            element_dim,
+                            address,
+                            BufferArg::from_raw_parts(output, output_len),
+                            BufferArg::from_raw_parts(updates, units),
+                            heads,
+                            next,
+                            row_targets,
+                            slice,
+                            units,
+                            op,
+                            bits.is_some(),
+                            [data_elem, bits.unwrap_or(ElemType::UInt(UIntKind::U32))],
+                        );
+                    }
+                    DataBinding::Split { kind } => {
+                        scatter_nd_reduce_lists_split::launch_unchecked(
+                            client,
+                            element_cubes,
+                            element_dim,
+                            address,
+                            BufferArg::from_raw_parts(output, 2 * output_len),
+                            BufferArg::from_raw_parts(updates, 2 * units),
+                            heads,
+                            next,
+                            row_targets,
+                            slice,
+                            units,
+                            op,
+                            kind,
+                        );
+                    }
+                    DataBinding::Packed { bits, kind } => {
+                        scatter_nd_reduce_lists_packed::launch_unchecked(
+                            client,
+                            element_cubes,
+                            element_dim,
+                            address,
+                            BufferArg::from_raw_parts(output, (output_len * bytes).div_ceil(4)),
+                            BufferArg::from_raw_parts(updates, (units * bytes).div_ceil(4)),
+                            heads,
+                            next,
+                            row_targets,
+                            slice,
+                            units,
+                            bits,
+                            op,
+                            kind,
+                        );
+                    }
+                }
             }
-            (_, None) => unreachable!("Store is the only strategy without an operation"),
         }
     }
     Ok(strategy)

@@ -20,19 +20,39 @@
 //!   walks the list and writes the reduced value once. No update is lost and nothing spins.
 //!   `Min`/`Max` choose on raw bits, so a compiler cannot substitute a `min` instruction.
 //!
+//! **Data in words.** Data that the runtime cannot bind, or for a reduction compute with, is
+//! held in 32-bit words ([`data_in_words`]): 8- and 16-bit elements packed two or four to a
+//! word (8- and 16-bit integers and `bf16` on WGSL; those and `f16` on OpenGL), 64-bit ones as
+//! word pairs (OpenGL). It always takes the lists, `Assign` included, so that exactly one unit
+//! writes each target element: a packed element's unit XORs the change of its own field into
+//! the word atomically, leaving the other fields as their own units set them; a 64-bit
+//! element's unit stores both its words, so duplicates never tear it. Integers wrap to their
+//! width; `f16`/`bf16` compute in `f32` and round to nearest even at each step; `f64` takes
+//! `Min`/`Max` (on raw bits) but not `Add`/`Mul`, which need the runtime's f64 arithmetic.
+//!
+//! **Indices in words.** Indices of a type the runtime cannot bind (8- and 16-bit ones on WGSL
+//! and OpenGL, 64-bit ones on OpenGL) are first resolved by one launch into `u32` coordinates
+//! ([`scatter_nd_resolve_indices()`]), which the kernels then read as unsigned indices.
+//!
 //! A skipped row is marked `u32::MAX`, which no target can equal: the launcher refuses outputs
 //! of `u32::MAX` or more target slices. A list head is read without atomics in the reduce
 //! kernel because the link kernel that wrote it has finished: kernels on one stream run in
 //! order.
 
+mod indices;
 mod kernel;
 mod launch;
+mod packed;
+mod split;
 
+pub use indices::scatter_nd_resolve_indices;
 pub use kernel::{
     ReduceOp, scatter_nd_assign, scatter_nd_atomic, scatter_nd_clear, scatter_nd_gather,
     scatter_nd_link_rows, scatter_nd_reduce_lists,
 };
 pub use launch::{
     OutOfRange, ScatterNdData, ScatterNdIndices, ScatterNdLayout, ScatterReduction,
-    ScatterStrategy, launch_gather_nd, launch_scatter_nd, scatter_strategy,
+    ScatterStrategy, data_in_words, launch_gather_nd, launch_scatter_nd, scatter_strategy,
 };
+pub use packed::{WordKind, scatter_nd_gather_packed, scatter_nd_reduce_lists_packed};
+pub use split::{scatter_nd_gather_split, scatter_nd_reduce_lists_split};

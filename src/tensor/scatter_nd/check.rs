@@ -154,12 +154,7 @@ pub(super) fn check(
         )));
     }
 
-    check_scatter_data_dtype(
-        OPERATOR,
-        input.device,
-        input.dtype,
-        options.reduction != Reduction::Assign,
-    )?;
+    check_scatter_data_dtype(OPERATOR, input.device, input.dtype, options.reduction)?;
     check_index_dtype(OPERATOR, input.device, indices.dtype)?;
     Ok(Plan {
         real_input: real_input.to_vec(),

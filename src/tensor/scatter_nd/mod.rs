@@ -96,8 +96,10 @@ pub trait ScatterNdExt<const D: usize, K: burn::tensor::kind::Basic> {
     /// is not 1, a Bool tensor is given a reduction other than `Assign`, a Float operand is
     /// tracked by autodiff with a reduction that has no gradient (`Mul`, `Min`, `Max`), or (with
     /// `OutOfBounds::Error`) an index tuple is out of range; [`DmlOpsError::UnsupportedDType`]
-    /// when the device cannot hold the data or index dtype, or has no arithmetic for the data
-    /// dtype that a reduction needs.
+    /// for a quantized tensor, a reduction on a 32- or 64-bit dtype the device stores but has
+    /// no arithmetic for, or `Add`/`Mul` on f64 where the device cannot store it (OpenGL, which
+    /// holds such data as 32-bit word pairs: `Assign`, `Min` and `Max` work there). Every other
+    /// Int and Float dtype runs, with indices of every Int dtype.
     ///
     /// # Panics
     ///

@@ -1,0 +1,178 @@
+//! ScatterND on 64-bit data where the runtime binds no 64-bit type (OpenGL): each element is two
+//! 32-bit words, low word first, and all arithmetic runs on those words.
+//!
+//! Two plain stores could tear an element between two duplicate updates, so the scatter always
+//! runs on the per-target lists (see the [module docs](super)): exactly one unit writes each
+//! target element, both its words, and no other unit touches them. Integers wrap (`Add` with a
+//! carry, `Mul` from 16-bit partial products); `Min`/`Max` choose on the raw bits with the
+//! crate's rules (a NaN never replaces and is never replaced, zeros keep their sign). `f64`
+//! `Add`/`Mul` need float arithmetic the runtime does not have, and the launcher refuses them.
+
+use cubecl::prelude::*;
+
+use super::kernel::{ReduceOp, SKIPPED, update_target};
+use super::packed::WordKind;
+
+/// The high 32 bits of the 64-bit product of `a` and `b`.
+#[cube]
+fn mul_high(a: u32, b: u32) -> u32 {
+    let a0 = a & 0xFFFFu32;
+    let a1 = a >> 16u32;
+    let b0 = b & 0xFFFFu32;
+    let b1 = b >> 16u32;
+    let low = a0 * b0;
+    let cross_a = a0 * b1;
+    let cross_b = a1 * b0;
+    let middle = (low >> 16u32) + (cross_a & 0xFFFFu32) + (cross_b & 0xFFFFu32);
+    a1 * b1 + (cross_a >> 16u32) + (cross_b >> 16u32) + (middle >> 16u32)
+}
+
+/// `(hi, lo)` of a 64-bit value as a key whose unsigned order (high word first) is the value's
+/// order under `kind`: the sign bit flipped for integers, the IEEE order for floats (negative
+/// values mirrored below the positive ones).
+#[cube]
+fn order_key(lo: u32, hi: u32, #[comptime] kind: WordKind) -> (u32, u32) {
+    let sign = 0x8000_0000u32;
+    let mut key_hi = hi;
+    let mut key_lo = lo;
+    if comptime!(kind == WordKind::Signed) {
+        key_hi = hi ^ sign;
+    } else if comptime!(kind != WordKind::Unsigned) {
+        if (hi & sign) != 0u32 {
+            // (2^63 - 1) - magnitude: every bit of the magnitude flipped.
+            key_hi = (hi & 0x7FFF_FFFFu32) ^ 0x7FFF_FFFFu32;
+            key_lo = !lo;
+        } else {
+            key_hi = hi | sign;
+        }
+    }
+    (key_hi, key_lo)
+}
+
+/// Whether the `f64` bits are a NaN.
+#[cube]
+fn is_nan(lo: u32, hi: u32) -> bool {
+    let magnitude = hi & 0x7FFF_FFFFu32;
+    magnitude > 0x7FF0_0000u32 || (magnitude == 0x7FF0_0000u32 && lo != 0u32)
+}
+
+/// `op((acc_lo, acc_hi), (lo, hi))` on 64-bit values held as word pairs: `(lo, hi)` of the
+/// result. `kind` is `Unsigned`, `Signed`, or any float kind for `f64` (`Min`/`Max` only).
+#[cube]
+fn combine_split(
+    acc_lo: u32,
+    acc_hi: u32,
+    lo: u32,
+    hi: u32,
+    #[comptime] op: ReduceOp,
+    #[comptime] kind: WordKind,
+) -> (u32, u32) {
+    let mut out_lo = acc_lo;
+    let mut out_hi = acc_hi;
+    if comptime!(op == ReduceOp::Add) {
+        out_lo = acc_lo + lo;
+        out_hi = acc_hi + hi + u32::cast_from(out_lo < acc_lo);
+    } else if comptime!(op == ReduceOp::Mul) {
+        out_lo = acc_lo * lo;
+        out_hi = mul_high(acc_lo, lo) + acc_hi * lo + acc_lo * hi;
+    } else {
+        let (key_acc_hi, key_acc_lo) = order_key(acc_lo, acc_hi, kind);
+        let (key_hi, key_lo) = order_key(lo, hi, kind);
+        let mut replace = key_hi > key_acc_hi || (key_hi == key_acc_hi && key_lo > key_acc_lo);
+        if comptime!(op == ReduceOp::Min) {
+            replace = key_hi < key_acc_hi || (key_hi == key_acc_hi && key_lo < key_acc_lo);
+        }
+        if comptime!(kind != WordKind::Unsigned && kind != WordKind::Signed) {
+            let zeros = ((acc_hi | hi) & 0x7FFF_FFFFu32) == 0u32 && (acc_lo | lo) == 0u32;
+            replace = replace && !zeros && !is_nan(acc_lo, acc_hi) && !is_nan(lo, hi);
+        }
+        if replace {
+            out_lo = lo;
+            out_hi = hi;
+        }
+    }
+    (out_lo, out_hi)
+}
+
+/// Lists, step 2, for 64-bit data held as word pairs: the unit whose row heads its target's
+/// list writes the target element's two words once (the head's update for `Assign`, `op` over
+/// the whole list otherwise); the other units return at once.
+///
+/// `heads`, `next` and `targets` are final here, as in `scatter_nd_reduce_lists`.
+#[cube(launch_unchecked, address_type = "dynamic")]
+pub fn scatter_nd_reduce_lists_split(
+    output: &mut [u32],
+    updates: &[u32],
+    heads: &[u32],
+    next: &[u32],
+    targets: &[u32],
+    slice: usize,
+    units: usize,
+    #[comptime] op: Option<ReduceOp>,
+    #[comptime] kind: WordKind,
+) {
+    let position = ABSOLUTE_POS;
+    if position >= units {
+        terminate!();
+    }
+    let row = position / slice;
+    let col = position % slice;
+    let target = targets[row];
+    if target == SKIPPED {
+        terminate!();
+    }
+    if heads[target as usize] != row as u32 + 1 {
+        terminate!();
+    }
+    let element = target as usize * slice + col;
+    let mut lo = updates[2 * position];
+    let mut hi = updates[2 * position + 1];
+    if comptime!(op.is_some()) {
+        let reduce = comptime!(op.unwrap_or(ReduceOp::Add));
+        lo = output[2 * element];
+        hi = output[2 * element + 1];
+        let mut link = row as u32 + 1;
+        // Every link points to a row pushed earlier, so the walk ends.
+        while link != 0 {
+            let member = (link - 1) as usize;
+            let at = 2 * (member * slice + col);
+            let (new_lo, new_hi) =
+                combine_split(lo, hi, updates[at], updates[at + 1], reduce, kind);
+            lo = new_lo;
+            hi = new_hi;
+            link = next[member];
+        }
+    }
+    output[2 * element] = lo;
+    output[2 * element + 1] = hi;
+}
+
+/// ScatterND's adjoint for 64-bit data held as word pairs: unit `w` writes output word `w`,
+/// one half of update-shaped element `w / 2`, taken from the input element its index tuple
+/// addresses (zero for a skipped tuple).
+#[cube(launch_unchecked, address_type = "dynamic")]
+pub fn scatter_nd_gather_split<I: Int>(
+    output: &mut [u32],
+    indices: &[I],
+    input: &[u32],
+    dims: &[u32],
+    slice: usize,
+    words: usize,
+    #[comptime] k: usize,
+    #[comptime] signed: bool,
+    #[comptime] wide: bool,
+    #[comptime] clamp: bool,
+    #[define(I)] _index_type: ElemType,
+) {
+    let word = ABSOLUTE_POS;
+    if word >= words {
+        terminate!();
+    }
+    let (element, valid) =
+        update_target::<I>(indices, dims, word / 2, slice, k, signed, wide, clamp);
+    let mut value = 0u32;
+    if valid {
+        value = input[2 * element + word % 2];
+    }
+    output[word] = value;
+}

@@ -1,0 +1,417 @@
+//! ScatterND on 8- and 16-bit data through `launch_scatter_nd` and `launch_gather_nd`, against a
+//! host computation on the raw bits (`half` for f16/bf16 arithmetic). Where the runtime cannot
+//! bind the type (8/16-bit integers and bf16 on WGSL; those and f16 on OpenGL) the data is
+//! packed into 32-bit words, and each test asserts which binding ran. Outputs share their last
+//! word with guard bytes that no launch may change.
+
+mod common;
+
+use burn_dml_ops_kernels::KernelError;
+use burn_dml_ops_kernels::scatter_nd::{
+    OutOfRange, ReduceOp, ScatterNdData, ScatterNdIndices, ScatterNdLayout, ScatterReduction,
+    ScatterStrategy, data_in_words, launch_gather_nd, launch_scatter_nd, scatter_strategy,
+};
+use common::{GUARD_BYTE, binds, bytes, client};
+use cubecl::ir::{ElemType, FloatKind, IntKind, UIntKind};
+use cubecl::prelude::*;
+use half::{bf16, f16};
+
+/// The 8- and 16-bit element types.
+const NARROW: [ElemType; 6] = [
+    ElemType::UInt(UIntKind::U8),
+    ElemType::Int(IntKind::I8),
+    ElemType::UInt(UIntKind::U16),
+    ElemType::Int(IntKind::I16),
+    ElemType::Float(FloatKind::F16),
+    ElemType::Float(FloatKind::BF16),
+];
+
+const REDUCTIONS: [ScatterReduction; 5] = [
+    ScatterReduction::Assign,
+    ScatterReduction::Reduce(ReduceOp::Add),
+    ScatterReduction::Reduce(ReduceOp::Mul),
+    ScatterReduction::Reduce(ReduceOp::Min),
+    ScatterReduction::Reduce(ReduceOp::Max),
+];
+
+/// The raw bits of element `i` of `data`, little-endian, `width` bytes each.
+fn element(data: &[u8], i: usize, width: usize) -> u32 {
+    (0..width).fold(0u32, |acc, b| {
+        acc | (u32::from(data[i * width + b]) << (8 * b))
+    })
+}
+
+fn set_element(data: &mut [u8], i: usize, width: usize, bits: u32) {
+    for b in 0..width {
+        data[i * width + b] = (bits >> (8 * b)) as u8;
+    }
+}
+
+/// Whether two results of `elem` agree: equal bits, or both NaN for floats.
+fn same(elem: ElemType, a: u32, b: u32) -> bool {
+    a == b
+        || match elem {
+            ElemType::Float(FloatKind::F16) => {
+                f16::from_bits(a as u16).is_nan() && f16::from_bits(b as u16).is_nan()
+            }
+            ElemType::Float(FloatKind::BF16) => {
+                bf16::from_bits(a as u16).is_nan() && bf16::from_bits(b as u16).is_nan()
+            }
+            _ => false,
+        }
+}
+
+/// `op(acc, value)` on the host, on the bits of `elem`: integers wrap, floats go through `half`
+/// (which computes in f32 and rounds to nearest even), `Min`/`Max` replace only on a strict
+/// IEEE comparison (so NaN never replaces or is replaced, and zeros keep their sign).
+fn host_combine(elem: ElemType, op: ReduceOp, acc: u32, value: u32) -> u32 {
+    macro_rules! int {
+        ($t:ty) => {{
+            let (a, v) = (acc as $t, value as $t);
+            (match op {
+                ReduceOp::Add => a.wrapping_add(v),
+                ReduceOp::Mul => a.wrapping_mul(v),
+                ReduceOp::Min => a.min(v),
+                ReduceOp::Max => a.max(v),
+            }) as u32
+                & ((1u64 << (8 * size_of::<$t>())) - 1) as u32
+        }};
+    }
+    macro_rules! float {
+        ($t:ty) => {{
+            let (a, v) = (<$t>::from_bits(acc as u16), <$t>::from_bits(value as u16));
+            let out = match op {
+                ReduceOp::Add => a + v,
+                ReduceOp::Mul => a * v,
+                ReduceOp::Min if v < a => v,
+                ReduceOp::Max if v > a => v,
+                _ => a,
+            };
+            u32::from(out.to_bits())
+        }};
+    }
+    match elem {
+        ElemType::UInt(UIntKind::U8) => int!(u8),
+        ElemType::Int(IntKind::I8) => int!(i8),
+        ElemType::UInt(UIntKind::U16) => int!(u16),
+        ElemType::Int(IntKind::I16) => int!(i16),
+        ElemType::Float(FloatKind::F16) => float!(f16),
+        ElemType::Float(FloatKind::BF16) => float!(bf16),
+        other => unreachable!("not a narrow type: {other}"),
+    }
+}
+
+/// A scatter of `updates` (raw little-endian bytes) onto `values` at `indices` (i32, one per row,
+/// slice 1) with `reduction`, returning the output's bytes, guard bytes included: `values` is
+/// followed in its buffer by guard bytes up to the next word and 4 more.
+fn run(
+    client: &Client,
+    elem: ElemType,
+    values: &[u8],
+    indices: &[i32],
+    updates: &[u8],
+    reduction: ScatterReduction,
+) -> Result<(Vec<u8>, ScatterStrategy), KernelError> {
+    let width = elem.size();
+    let len = values.len() / width;
+    let mut buffer = values.to_vec();
+    buffer.resize(values.len().div_ceil(4) * 4 + 4, GUARD_BYTE);
+    let output = client.create_from_slice(&buffer);
+    let strategy = scatter_strategy(client, elem, reduction);
+    let ran = launch_scatter_nd(
+        client,
+        &ScatterNdData {
+            output: output.clone(),
+            updates: client.create_from_slice(updates),
+            elem,
+        },
+        &ScatterNdIndices {
+            handle: client.create_from_slice(i32::as_bytes(indices)),
+            elem: ElemType::Int(IntKind::I32),
+            out_of_range: OutOfRange::Skip,
+        },
+        ScatterNdLayout {
+            dims: &[len],
+            rows: indices.len(),
+            slice: 1,
+        },
+        reduction,
+        strategy,
+    )?;
+    Ok((
+        client.read_one(output).expect("read the output").to_vec(),
+        ran,
+    ))
+}
+
+/// Every narrow type packs exactly where the runtime cannot bind it (or, for a reduction,
+/// compute with it), and packed data always takes the lists; asking a packed scatter for plain
+/// stores is an error that launches nothing.
+#[test]
+fn narrow_data_is_packed_where_the_runtime_cannot_bind_it() {
+    let Some(client) = client() else { return };
+    let mut packed = Vec::new();
+    for elem in NARROW {
+        for reduction in REDUCTIONS {
+            let packs = data_in_words(&client, elem, reduction);
+            let unsigned = ElemType::UInt(match elem.size() {
+                1 => UIntKind::U8,
+                _ => UIntKind::U16,
+            });
+            if !binds(&client, elem) {
+                // Assign binds the unsigned type of the width where the runtime has one.
+                let typed = reduction == ScatterReduction::Assign && binds(&client, unsigned);
+                assert_eq!(packs, !typed, "{elem} {reduction:?}");
+            }
+            let min_max = matches!(
+                reduction,
+                ScatterReduction::Reduce(ReduceOp::Min | ReduceOp::Max)
+            );
+            if matches!(elem, ElemType::Float(_)) && min_max && !binds(&client, unsigned) {
+                // Float Min/Max choose on raw bits: packed where no 16-bit integer type binds
+                // (f16 on WGSL too, which binds f16 itself).
+                assert!(packs, "{elem} {reduction:?}");
+            }
+            if packs {
+                packed.push(format!("{elem} {reduction:?}"));
+                assert_eq!(
+                    scatter_strategy(&client, elem, reduction),
+                    ScatterStrategy::Lists,
+                    "{elem} {reduction:?}"
+                );
+            }
+        }
+        if data_in_words(&client, elem, ScatterReduction::Assign) {
+            let err = launch_scatter_nd(
+                &client,
+                &ScatterNdData {
+                    output: client.create_from_slice(&[0u8; 4]),
+                    updates: client.create_from_slice(&[1u8; 4]),
+                    elem,
+                },
+                &ScatterNdIndices {
+                    handle: client.create_from_slice(i32::as_bytes(&[0])),
+                    elem: ElemType::Int(IntKind::I32),
+                    out_of_range: OutOfRange::Skip,
+                },
+                ScatterNdLayout {
+                    dims: &[4 / elem.size()],
+                    rows: 1,
+                    slice: 1,
+                },
+                ScatterReduction::Assign,
+                ScatterStrategy::Store,
+            )
+            .unwrap_err();
+            assert!(
+                matches!(err, KernelError::InvalidPlan { .. }),
+                "{elem}: {err}"
+            );
+        }
+    }
+    // WGSL binds no 8-bit type: on lavapipe and on OpenGL the packed path must have run.
+    if !binds(&client, ElemType::UInt(UIntKind::U8)) {
+        assert!(!packed.is_empty());
+    }
+    println!("packed here: {packed:?}");
+}
+
+/// Every narrow type and reduction on 7 elements (odd, so the last word holds a guard byte or
+/// two), with neighbours in one word, duplicate targets (integers; floats take one update per
+/// target, since their sums depend on the order) and out-of-range rows that are skipped.
+#[test]
+fn narrow_scatter_matches_the_host() {
+    let Some(client) = client() else { return };
+    for (n, elem) in NARROW.into_iter().enumerate() {
+        let width = elem.size();
+        let float = matches!(elem, ElemType::Float(_));
+        let values = bytes(7 * width, 11 + n as u64);
+        for (r, reduction) in REDUCTIONS.into_iter().enumerate() {
+            let indices: Vec<i32> = if float {
+                vec![3, -1, 0, 9, 1, -3, 5, 2, -8]
+            } else {
+                (0..40).map(|i| ((i * 5 + r as i32) % 10) - 2).collect()
+            };
+            let updates = bytes(indices.len() * width, 100 + (n * 5 + r) as u64);
+            let (actual, ran) = run(&client, elem, &values, &indices, &updates, reduction)
+                .unwrap_or_else(|err| panic!("{elem} {reduction:?}: {err}"));
+            assert_eq!(ran, scatter_strategy(&client, elem, reduction));
+            // Guard bytes after the 7 elements, in the last word and past it, are untouched.
+            assert!(
+                actual[7 * width..].iter().all(|&b| b == GUARD_BYTE),
+                "{elem} {reduction:?}: a guard byte changed: {:?}",
+                &actual[7 * width..]
+            );
+            for target in 0..7usize {
+                let rows: Vec<usize> = (0..indices.len())
+                    .filter(|&row| {
+                        let i = indices[row];
+                        (if i < 0 { i + 7 } else { i }) == target as i32
+                    })
+                    .collect();
+                let got = element(&actual, target, width);
+                let before = element(&values, target, width);
+                let context = format!("{elem} {reduction:?}, element {target} (rows {rows:?})");
+                match reduction {
+                    ScatterReduction::Assign if rows.is_empty() => {
+                        assert_eq!(got, before, "{context}")
+                    }
+                    ScatterReduction::Assign => assert!(
+                        rows.iter().any(|&row| element(&updates, row, width) == got),
+                        "{context}: {got:#x} is no candidate"
+                    ),
+                    ScatterReduction::Reduce(op) => {
+                        let expected = rows.iter().fold(before, |acc, &row| {
+                            host_combine(elem, op, acc, element(&updates, row, width))
+                        });
+                        assert!(
+                            same(elem, got, expected),
+                            "{context}: {got:#x}, expected {expected:#x}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// f16 and bf16 `Add`, `Mul`, `Min` and `Max` on 4096 random bit patterns each (subnormals,
+/// infinities, NaNs, overflow, ties), one update per element, bit for bit against `half`, where
+/// the data is packed (bf16 on WGSL and OpenGL, f16 on OpenGL, and f16 `Min`/`Max` on WGSL;
+/// elsewhere the runtime's own 16-bit arithmetic runs, which this test does not judge).
+#[test]
+fn packed_float_arithmetic_rounds_like_half() {
+    let Some(client) = client() else { return };
+    let mut checked = 0;
+    for elem in [
+        ElemType::Float(FloatKind::F16),
+        ElemType::Float(FloatKind::BF16),
+    ] {
+        for (r, op) in [ReduceOp::Add, ReduceOp::Mul, ReduceOp::Min, ReduceOp::Max]
+            .into_iter()
+            .enumerate()
+        {
+            let reduction = ScatterReduction::Reduce(op);
+            if !data_in_words(&client, elem, reduction) {
+                println!("{elem} {op:?}: typed on this runtime, not checked here");
+                continue;
+            }
+            let len = 4096usize;
+            let mut values = bytes(2 * len, 7 + r as u64);
+            let mut updates = bytes(2 * len, 70 + r as u64);
+            // Some exact zeros of both signs, and equal magnitudes, for Min/Max.
+            for i in (0..len).step_by(17) {
+                set_element(&mut values, i, 2, 0x8000 * (i as u32 % 2));
+                set_element(&mut updates, i, 2, 0x8000 * (i as u32 / 17 % 2));
+            }
+            let indices: Vec<i32> = (0..len as i32).rev().collect();
+            let (actual, _) = run(&client, elem, &values, &indices, &updates, reduction)
+                .unwrap_or_else(|err| panic!("{elem} {op:?}: {err}"));
+            for (row, &target) in indices.iter().enumerate() {
+                let target = target as usize;
+                let a = element(&values, target, 2);
+                let v = element(&updates, row, 2);
+                let expected = host_combine(elem, op, a, v);
+                let got = element(&actual, target, 2);
+                assert!(
+                    same(elem, got, expected),
+                    "{elem} {op:?}({a:#06x}, {v:#06x}) = {got:#06x}, expected {expected:#06x}"
+                );
+            }
+            checked += 1;
+        }
+    }
+    println!("{checked} packed float reductions checked");
+}
+
+/// `Assign` through the lists on typed data (any strategy may be asked for `Assign` but atomics):
+/// one candidate per element.
+#[test]
+fn assign_through_the_lists() {
+    let Some(client) = client() else { return };
+    let values = [10i32, 20, 30];
+    let output = client.create_from_slice(i32::as_bytes(&values));
+    let indices = [2i32, 0, 2, 2];
+    let updates = [1i32, 2, 3, 4];
+    let ran = launch_scatter_nd(
+        &client,
+        &ScatterNdData {
+            output: output.clone(),
+            updates: client.create_from_slice(i32::as_bytes(&updates)),
+            elem: ElemType::Int(IntKind::I32),
+        },
+        &ScatterNdIndices {
+            handle: client.create_from_slice(i32::as_bytes(&indices)),
+            elem: ElemType::Int(IntKind::I32),
+            out_of_range: OutOfRange::Skip,
+        },
+        ScatterNdLayout {
+            dims: &[3],
+            rows: 4,
+            slice: 1,
+        },
+        ScatterReduction::Assign,
+        ScatterStrategy::Lists,
+    )
+    .expect("the launch is valid");
+    assert_eq!(ran, ScatterStrategy::Lists);
+    let bytes = client.read_one(output).expect("read the output");
+    let out = i32::from_bytes(&bytes);
+    assert_eq!(out[0], 2);
+    assert_eq!(out[1], 20);
+    assert!([1, 3, 4].contains(&out[2]), "{out:?}");
+}
+
+/// The gather (ScatterND's adjoint) of narrow data: 5 rows of 3 elements (odd, so the output's
+/// last word is partial and keeps its guard bytes), skipped rows give zeros.
+#[test]
+fn narrow_gather_matches_the_host() {
+    let Some(client) = client() else { return };
+    for (n, elem) in NARROW.into_iter().enumerate() {
+        let width = elem.size();
+        // Input [4, 3]; indices for 5 rows, one out of range (skipped), one negative.
+        let input = bytes(12 * width, 300 + n as u64);
+        let indices = [1i32, 3, -1, 4, 0];
+        let units = indices.len() * 3;
+        let mut output = vec![0u8; units * width];
+        output.resize((units * width).div_ceil(4) * 4 + 4, GUARD_BYTE);
+        let output_handle = client.create_from_slice(&output);
+        launch_gather_nd(
+            &client,
+            client.create_from_slice(&input),
+            output_handle.clone(),
+            elem,
+            &ScatterNdIndices {
+                handle: client.create_from_slice(i32::as_bytes(&indices)),
+                elem: ElemType::Int(IntKind::I32),
+                out_of_range: OutOfRange::Skip,
+            },
+            ScatterNdLayout {
+                dims: &[4],
+                rows: indices.len(),
+                slice: 3,
+            },
+        )
+        .unwrap_or_else(|err| panic!("{elem}: {err}"));
+        let actual = client.read_one(output_handle).expect("read the output");
+        for (row, &index) in indices.iter().enumerate() {
+            let source = if index < 0 { index + 4 } else { index };
+            for col in 0..3 {
+                let expected = if (0..4).contains(&source) {
+                    element(&input, source as usize * 3 + col, width)
+                } else {
+                    0
+                };
+                assert_eq!(
+                    element(&actual, row * 3 + col, width),
+                    expected,
+                    "{elem}: row {row}, column {col}"
+                );
+            }
+        }
+        assert!(
+            actual[units * width..].iter().all(|&b| b == GUARD_BYTE),
+            "{elem}: a guard byte changed"
+        );
+    }
+}
