@@ -10,14 +10,17 @@
 //!   launcher with each strategy as an argument (`lists`, `atomic`; in place on one buffer, so
 //!   no copy), to choose between them, and Burn's `IndexingUpdateOp::Add``;
 //! - `copy`: `x.add_scalar(1.0)`, an elementwise pass over the input, the memory-bound floor
-//!   (both scatters copy their input first, since the benchmark keeps it alive).
+//!   (both scatters copy their input first, since the benchmark keeps it alive);
+//! - `add_narrow`: the `add` case on u8 and bf16 data beside i32: on WGSL and OpenGL the u8 and
+//!   bf16 data is held packed in 32-bit words (the lists, an atomic XOR per element), so this
+//!   measures what packing costs against a type the runtime binds.
 //!
 //! After criterion's report, the ratios are printed as tables. Run with
 //! `cargo bench --bench scatter_nd`.
 
 mod common;
 
-use burn::tensor::{Device, IndexingUpdateOp, Int, Tensor, TensorData};
+use burn::tensor::{DType, Device, IndexingUpdateOp, Int, Tensor, TensorData};
 use burn_cubecl::tensor::CubeTensor;
 use burn_dml_ops::prelude::*;
 use burn_dml_ops_kernels::scatter_nd::{
@@ -89,6 +92,7 @@ fn main() {
         ),
         ("scatter_nd_add", ["scatter_nd", "burn_scatter_nd", "copy"]),
         ("scatter_nd_add_i32", ["lists", "atomic", "burn_scatter_nd"]),
+        ("scatter_nd_add_narrow", ["i32", "u8", "bf16"]),
     ] {
         let mut group = criterion.benchmark_group(group_name);
         common::configure(&mut group);
@@ -132,6 +136,58 @@ fn main() {
                             common::time(&device, iters, || {
                                 add_i32(&output, &indices, &updates, strategy)
                             })
+                        }
+                        ("scatter_nd_add_narrow", dtype) => {
+                            let dtype = match dtype {
+                                "u8" => DType::U8,
+                                "bf16" => DType::BF16,
+                                _ => DType::I32,
+                            };
+                            let options = ScatterNdOptions {
+                                reduction: Reduction::Add,
+                                ..Default::default()
+                            };
+                            // Small integers (exact in every dtype), created on the host: Burn's
+                            // own cast binds the type, which WGSL cannot for u8 and bf16.
+                            let host = |len: usize| {
+                                TensorData::new((0..len).map(|i| (i % 7) as i32).collect(), [len])
+                                    .convert_dtype(dtype)
+                            };
+                            let shape = |t: &Tensor<2>| t.shape();
+                            let (xs, us) = (shape(x), shape(updates));
+                            if dtype.is_float() {
+                                let x = Tensor::<1>::from_data(
+                                    host(xs.num_elements()),
+                                    (&device, dtype),
+                                )
+                                .reshape([xs[0], xs[1]]);
+                                let u = Tensor::<1>::from_data(
+                                    host(us.num_elements()),
+                                    (&device, dtype),
+                                )
+                                .reshape([us[0], us[1]]);
+                                common::time(&device, iters, || {
+                                    x.clone()
+                                        .try_scatter_nd(idx.clone(), u.clone(), options.clone())
+                                        .unwrap()
+                                })
+                            } else {
+                                let x = Tensor::<1, Int>::from_data(
+                                    host(xs.num_elements()),
+                                    (&device, dtype),
+                                )
+                                .reshape([xs[0], xs[1]]);
+                                let u = Tensor::<1, Int>::from_data(
+                                    host(us.num_elements()),
+                                    (&device, dtype),
+                                )
+                                .reshape([us[0], us[1]]);
+                                common::time(&device, iters, || {
+                                    x.clone()
+                                        .try_scatter_nd(idx.clone(), u.clone(), options.clone())
+                                        .unwrap()
+                                })
+                            }
                         }
                         (_, "copy") => common::time(&device, iters, || x.clone().add_scalar(1.0)),
                         (group, "burn_scatter_nd") => {
