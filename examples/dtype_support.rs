@@ -95,6 +95,44 @@ fn nonzero_cell(device: &Device, input: DType, transposed: bool) -> String {
     }
 }
 
+/// NonZeroCoordinates of `[0, 3, 0, 5, 7]` into `out` with a fill, compared with the exact rows.
+fn nonzero_output_cell(device: &Device, out: IntDType) -> String {
+    let unsigned = matches!(
+        out,
+        IntDType::U8 | IntDType::U16 | IntDType::U32 | IntDType::U64
+    );
+    let fill = if unsigned { 200 } else { -1 };
+    let result = Tensor::<1, Int>::from_data([0, 3, 0, 5, 7], device).nonzero_coordinates_with(
+        NonZeroOptions {
+            fill: Some(fill),
+            out_dtype: Some(out),
+            ..Default::default()
+        },
+    );
+    match result {
+        Ok(result) => {
+            let rows = result
+                .coordinates
+                .into_data()
+                .convert_dtype(DType::I64)
+                .try_to_vec::<i64>()
+                .expect("an Int tensor");
+            let count = result
+                .count
+                .into_data()
+                .convert_dtype(DType::I64)
+                .try_to_vec::<i64>()
+                .expect("an Int tensor");
+            if rows == [1, 3, 4, fill, fill] && count == [3] {
+                "yes".into()
+            } else {
+                format!("WRONG {count:?} {rows:?}")
+            }
+        }
+        Err(_) => "error".into(),
+    }
+}
+
 /// ScatterND of `reduction` onto `[0, 1, .., 6]` of `dtype` with index tuples that hit
 /// neighbouring elements (and, for a reduction, one element three times), as i64.
 fn scatter(device: &Device, dtype: DType, reduction: Reduction) -> Result<Vec<i64>, DmlOpsError> {
@@ -171,6 +209,21 @@ fn main() {
             nonzero_cell(&device, *input, false),
             nonzero_cell(&device, *input, true)
         );
+    }
+    println!("\nNonZeroCoordinates output dtypes on {device:?} (I32 input, fill -1 or 200)\n");
+    println!("| output dtype | result |");
+    println!("|---|---|");
+    for out in [
+        IntDType::U8,
+        IntDType::U16,
+        IntDType::U32,
+        IntDType::U64,
+        IntDType::I8,
+        IntDType::I16,
+        IntDType::I32,
+        IntDType::I64,
+    ] {
+        println!("| {out:?} | {} |", nonzero_output_cell(&device, out));
     }
     println!("\nScatterND dtype support on {device:?} (data dtype; I32 indices)\n");
     println!("| data dtype | Assign | Add | Mul | Min | Max |");

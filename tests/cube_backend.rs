@@ -105,8 +105,8 @@ fn unfused_gather_nd_slices_resolves_like_the_scatter() {
     ];
     for indices in cases {
         let index_dtype = indices.dtype();
-        let case = "unfused_gather_nd_slices_resolves_like_the_scatter";
-        if !gpu().is_some_and(|wgpu| holds(&wgpu, index_dtype, case)) {
+        // 64-bit indices on OpenGL, which binds no 64-bit type, are resolved from words.
+        if gpu().is_none() {
             continue;
         }
         for out_of_range in [OutOfRange::Skip, OutOfRange::Clamp] {

@@ -710,3 +710,107 @@ proptest! {
         check(&client, &values(len, percent, seed), &dims, fill, plan);
     }
 }
+
+/// Every integer output type, with and without a fill: where the runtime cannot bind the type
+/// (8- and 16-bit ones on WGSL and OpenGL, 64-bit ones on OpenGL) the stages write u32 scratch
+/// and store it as 32-bit words, which `CompactionStages::writes_words` must say. 26 rows of 2
+/// coordinates (52 values) and the count (a partial word for 8 and 16 bits) sit in buffers with
+/// guard bytes after them that no launch may change.
+#[test]
+fn outputs_of_every_integer_type() {
+    use common::GUARD_BYTE;
+    use cubecl::ir::UIntKind;
+    let Some(client) = client() else { return };
+    let dims = [13usize, 2];
+    let values: Vec<u32> = (0..26).map(|i| u32::from(i % 3 == 1 || i == 25)).collect();
+    let (count, rows) = oracle(&values, &dims, 0);
+    let mut words_ran = Vec::new();
+    for elem in [
+        ElemType::UInt(UIntKind::U8),
+        ElemType::Int(IntKind::I8),
+        ElemType::UInt(UIntKind::U16),
+        ElemType::Int(IntKind::I16),
+        ElemType::UInt(UIntKind::U32),
+        ElemType::Int(IntKind::I32),
+        ElemType::UInt(UIntKind::U64),
+        ElemType::Int(IntKind::I64),
+    ] {
+        let size = elem.size();
+        let signed = matches!(elem, ElemType::Int(_));
+        for fill in [None, Some(if signed { -3i64 } else { 100 })] {
+            let guarded = |bytes: usize| vec![GUARD_BYTE; bytes.div_ceil(4) * 4 + 4];
+            let count_handle = client.create_from_slice(&guarded(size));
+            let coordinates = client.create_from_slice(&guarded(52 * size));
+            let input = client.create_from_slice(u32::as_bytes(&values));
+            let stages = CompactionStages::new(
+                &client,
+                &CompactionInput {
+                    handle: input,
+                    width: StorageWidth::W32,
+                    predicate: NonZeroPredicate::AnyBit,
+                    dims: &dims,
+                },
+                &CompactionOutput {
+                    count: count_handle.clone(),
+                    coordinates: coordinates.clone(),
+                    elem,
+                    fill,
+                },
+                CompactionPlan::for_client(&client),
+            )
+            .unwrap_or_else(|err| panic!("{elem}: {err}"));
+            assert_eq!(stages.writes_words(), !binds(&client, elem), "{elem}");
+            if stages.writes_words() {
+                words_ran.push(elem.to_string());
+            }
+            stages.count();
+            stages.offsets();
+            stages.rows();
+            // Element `i` of `bytes` as a signed or unsigned integer of `size` bytes.
+            let read = |bytes: &[u8], i: usize| -> i64 {
+                let mut raw = [0u8; 8];
+                raw[..size].copy_from_slice(&bytes[i * size..(i + 1) * size]);
+                let value = u64::from_le_bytes(raw);
+                let shift = 64 - 8 * size as u32;
+                if signed {
+                    ((value << shift) as i64) >> shift
+                } else {
+                    value as i64
+                }
+            };
+            let count_bytes = client.read_one(count_handle).expect("read the count");
+            assert_eq!(read(&count_bytes, 0), i64::from(count), "{elem} count");
+            assert!(
+                count_bytes[size..].iter().all(|&b| b == GUARD_BYTE),
+                "{elem}: a byte past the count changed"
+            );
+            let bytes = client.read_one(coordinates).expect("read the coordinates");
+            let filled = count as usize * 2;
+            for i in 0..52 {
+                let got = read(&bytes, i);
+                if i < filled {
+                    assert_eq!(got, i64::from(rows[i]), "{elem} {fill:?}: value {i}");
+                } else if let Some(fill) = fill {
+                    assert_eq!(got, fill, "{elem}: padding value {i}");
+                } else {
+                    // Left as they were: the guard bytes.
+                    assert!(
+                        bytes[i * size..(i + 1) * size]
+                            .iter()
+                            .all(|&b| b == GUARD_BYTE),
+                        "{elem}: padding value {i} was written without a fill"
+                    );
+                }
+            }
+            assert!(
+                bytes[52 * size..].iter().all(|&b| b == GUARD_BYTE),
+                "{elem} {fill:?}: a byte past the coordinates changed"
+            );
+        }
+    }
+    // WGSL and OpenGL bind no 8-bit type: the word path must have run there.
+    if !binds(&client, ElemType::UInt(UIntKind::U8)) {
+        assert!(words_ran.iter().any(|e| e == "u8"), "{words_ran:?}");
+    }
+    println!("outputs written as words here: {words_ran:?}");
+}

@@ -3,7 +3,7 @@
 use burn::backend::Dispatch;
 use burn::tensor::{Bool, DType, Device, Float, Int, IntDType, Tensor};
 
-use super::support::check_raw_bits_io;
+use super::support::check_raw_bits_input;
 use crate::{DmlOps, DmlOpsError};
 
 const OPERATOR: &str = "NonZeroCoordinates";
@@ -99,8 +99,8 @@ pub trait NonZeroExt {
     /// [`DmlOpsError::InvalidArgument`] for a width outside `effective_rank..=rank`, a `fill`
     /// the output dtype cannot hold, an input with more elements than the output dtype can
     /// count, or one of more than `u32::MAX` elements (not supported yet);
-    /// [`DmlOpsError::UnsupportedDType`] for a quantized input (dequantize it first) or an output
-    /// dtype the device cannot hold. Every other input dtype runs, on every runtime.
+    /// [`DmlOpsError::UnsupportedDType`] for a quantized input (dequantize it first). Every other
+    /// input dtype runs, into every Int output dtype, on every runtime.
     ///
     /// # Panics
     ///
@@ -230,7 +230,7 @@ fn check(
             "fill value {fill} does not fit the output dtype {out_dtype:?}"
         )));
     }
-    check_raw_bits_io(OPERATOR, device, dtype, out_dtype)?;
+    check_raw_bits_input(OPERATOR, device, dtype)?;
     Ok((width, out_dtype))
 }
 

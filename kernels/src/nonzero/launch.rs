@@ -8,8 +8,9 @@ use cubecl::server::Handle;
 use super::kernel::{
     elements_per_vector, nonzero_scan_tiles, nonzero_tile_counts, nonzero_write_coordinates,
 };
+use super::output_words::nonzero_output_words;
 use crate::launch::{
-    can_bind, require_binding, require_len, require_word_aligned, vector_size_for,
+    can_bind, elementwise_geometry, require_len, require_word_aligned, vector_size_for,
 };
 use crate::{KernelError, StorageWidth};
 
@@ -221,6 +222,18 @@ pub struct CompactionStages {
     tile_counts: Handle,
     tile_offsets: Handle,
     mask: Handle,
+    /// The outputs, where the runtime cannot bind their type: `count` and `coordinates` are
+    /// then `u32` scratch buffers, stored into these as 32-bit words after the compaction.
+    output_words: Option<OutputWords>,
+}
+
+/// Outputs of an integer type the runtime cannot bind, written as 32-bit words.
+struct OutputWords {
+    count: Handle,
+    coordinates: Handle,
+    /// The output type's width: 8, 16 or 64.
+    bits: u32,
+    fill: Option<i64>,
 }
 
 impl CompactionStages {
@@ -229,10 +242,11 @@ impl CompactionStages {
     ///
     /// # Errors
     ///
-    /// [`KernelError`] when `output.elem` is not an integer or cannot be bound, an input read
-    /// as 32-bit words (see [`CompactionInput::width`]) does not start on a 4-byte boundary, a
-    /// handle is too small, the element count overflows or does not fit in `u32`, or `plan` is
-    /// out of range.
+    /// [`KernelError`] when `output.elem` is not an integer, an input read as 32-bit words (see
+    /// [`CompactionInput::width`]) or an output written as words (an integer type the runtime
+    /// cannot bind: 8- and 16-bit ones on WGSL and OpenGL, 64-bit ones on OpenGL) does not start
+    /// on a 4-byte boundary, a handle is too small, the element count overflows or does not fit
+    /// in `u32`, or `plan` is out of range.
     pub fn new(
         client: &Client,
         input: &CompactionInput<'_>,
@@ -269,7 +283,6 @@ impl CompactionStages {
         } else {
             ElemType::UInt(UIntKind::U32)
         };
-        require_binding(client, output_elem, "output")?;
         require_len(&input.handle, len, input_width.bytes(), "input")?;
         if !typed {
             require_word_aligned(&input.handle, "input")?;
@@ -281,6 +294,40 @@ impl CompactionStages {
             output_elem.size(),
             "coordinates",
         )?;
+        // Where the runtime cannot bind the output type, the compaction writes u32 scratch
+        // (every coordinate and the count fit: `len` fits in u32), stored as words at the end.
+        let output_words = if can_bind(client, output_elem) {
+            None
+        } else {
+            if !matches!(output_elem.size(), 1 | 2 | 8) {
+                return Err(KernelError::UnsupportedType {
+                    elem: output_elem,
+                    role: "output",
+                });
+            }
+            require_word_aligned(&output.count, "count")?;
+            require_word_aligned(&output.coordinates, "coordinates")?;
+            Some(OutputWords {
+                count: output.count.clone(),
+                coordinates: output.coordinates.clone(),
+                bits: 8 * output_elem.size() as u32,
+                fill: output.fill,
+            })
+        };
+        let (count, coordinates, kernel_output_elem, fill) = match output_words {
+            None => (
+                output.count.clone(),
+                output.coordinates.clone(),
+                output_elem,
+                output.fill,
+            ),
+            Some(_) => (
+                client.empty(size_of::<u32>()),
+                client.empty(elements.max(1) * size_of::<u32>()),
+                ElemType::UInt(UIntKind::U32),
+                None,
+            ),
+        };
 
         let (vector, element_bits, scalars) = if typed {
             // At most 32 lanes, so that a unit's flags for one vector fit in one mask word.
@@ -318,10 +365,10 @@ impl CompactionStages {
             ignore_sign: input.predicate == NonZeroPredicate::AnyBitButSign,
             // Fits: the dims multiply to `len`, which fits in u32.
             dims: dims.iter().map(|&d| d as u32).collect(),
-            count: output.count.clone(),
-            coordinates: output.coordinates.clone(),
-            output_elem,
-            fill: output.fill,
+            count,
+            coordinates,
+            output_elem: kernel_output_elem,
+            fill,
             plan,
             len,
             vector,
@@ -336,6 +383,7 @@ impl CompactionStages {
             tile_counts: client.empty(tiles.max(1) * size_of::<u32>()),
             tile_offsets: client.empty((tiles + 1) * size_of::<u32>()),
             mask: client.empty(mask_len * size_of::<u32>()),
+            output_words,
         })
     }
 
@@ -371,6 +419,13 @@ impl CompactionStages {
 
     fn planes(&self) -> bool {
         self.plan.scan == CubeScan::Planes
+    }
+
+    /// Whether the outputs are written as 32-bit words after the compaction (into `u32`
+    /// scratch): where the runtime cannot bind their integer type (8- and 16-bit ones on WGSL
+    /// and OpenGL, 64-bit ones on OpenGL).
+    pub fn writes_words(&self) -> bool {
+        self.output_words.is_some()
     }
 
     /// Step 1: reads the input once, writes each tile's count and the mask (one bit per
@@ -432,8 +487,14 @@ impl CompactionStages {
     }
 
     /// Step 3: the coordinates from the mask and the offsets, and the padding rows when a fill
-    /// is given.
+    /// is given; for outputs written as words ([`writes_words`](Self::writes_words)), then
+    /// stored into them.
     pub fn rows(&self) {
+        self.write_rows();
+        self.store_output_words();
+    }
+
+    fn write_rows(&self) {
         if self.tiles == 0 || self.dims.is_empty() {
             return;
         }
@@ -466,6 +527,45 @@ impl CompactionStages {
                 self.plan.per_unit,
                 self.planes(),
                 self.output_elem,
+            );
+        }
+    }
+
+    /// Stores the `u32` scratch outputs into outputs of a type the runtime cannot bind, as
+    /// 32-bit words; nothing otherwise.
+    fn store_output_words(&self) {
+        let Some(out) = &self.output_words else {
+            return;
+        };
+        let values = self.len * self.dims.len();
+        let words = match out.bits {
+            64 => 2 * values,
+            bits => (values * bits as usize / 8).div_ceil(4),
+        };
+        let count_words = if out.bits == 64 { 2 } else { 1 };
+        let fill = out.fill.unwrap_or(0);
+        let (cubes, dim) = elementwise_geometry(&self.client, words.max(1));
+        // SAFETY: unit `w < max(words, 1)` reads scratch value(s) below `values` (`coordinates`
+        // holds `max(values, 1)` u32) and `count[0]`, writes output word `w` only when
+        // `w < words` (the output holds `values` elements, the words that hold them, which
+        // CubeCL binds whole, checked by `new`), and unit 0 writes the count's word(s).
+        unsafe {
+            nonzero_output_words::launch_unchecked(
+                &self.client,
+                cubes,
+                dim,
+                AddressType::from_len(words.max(values).max(1)),
+                BufferArg::from_raw_parts(self.coordinates.clone(), values.max(1)),
+                BufferArg::from_raw_parts(self.count.clone(), 1),
+                BufferArg::from_raw_parts(out.coordinates.clone(), words.max(1)),
+                BufferArg::from_raw_parts(out.count.clone(), count_words),
+                values,
+                words,
+                self.dims.len(),
+                fill as u32,
+                (fill >> 32) as u32,
+                out.bits,
+                out.fill.is_some(),
             );
         }
     }

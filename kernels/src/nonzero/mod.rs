@@ -29,6 +29,10 @@
 //!    (a step's, in the plane kernel), and each further element steps from the previous one
 //!    with carries.
 //!
+//! Outputs of an integer type the runtime cannot bind (8- and 16-bit ones on WGSL and OpenGL,
+//! 64-bit ones on OpenGL) are written by the three launches as `u32` scratch, and a fourth,
+//! [`nonzero_output_words`](fn@nonzero_output_words), stores them as 32-bit words.
+//!
 //! The rows come out in ascending element order whatever order the stores happen in: a row's
 //! index is its element's rank among the non-zero elements (the tile's offset, the units or
 //! planes before it in the tile, the set bits before it in its run), which is what the operator
@@ -40,6 +44,7 @@
 
 mod kernel;
 mod launch;
+mod output_words;
 mod scan;
 
 pub use kernel::{nonzero_scan_tiles, nonzero_tile_counts, nonzero_write_coordinates};
@@ -47,3 +52,4 @@ pub use launch::{
     CompactionInput, CompactionOutput, CompactionPlan, CompactionStages, CubeScan,
     NonZeroPredicate, launch_nonzero_coordinates,
 };
+pub use output_words::nonzero_output_words;
