@@ -311,6 +311,27 @@ pub fn scatter_nd_link_rows<I: Int>(
     }
 }
 
+/// For update element `position` of the lists' step 2: the output element it targets, and
+/// whether its row heads that target's list (a skipped row heads none), which makes its unit the
+/// one that writes the element.
+#[cube]
+pub(super) fn list_head(
+    heads: &[u32],
+    targets: &[u32],
+    position: usize,
+    slice: usize,
+) -> (usize, bool) {
+    let row = position / slice;
+    let target = targets[row];
+    let mut element = 0;
+    let mut heads_list = false;
+    if target != SKIPPED {
+        element = target as usize * slice + position % slice;
+        heads_list = heads[target as usize] == row as u32 + 1;
+    }
+    (element, heads_list)
+}
+
 /// Lists, step 2, one unit per update element: the unit whose row heads its target's list walks
 /// the list and writes `op` of the current value and every update on it, once (with no `op`,
 /// `Assign`: the head's own update, one of the candidates). The other units return at once.
@@ -335,16 +356,12 @@ pub fn scatter_nd_reduce_lists<T: Numeric, B: Int>(
     if position >= units {
         terminate!();
     }
+    let (element, heads_list) = list_head(heads, targets, position, slice);
+    if !heads_list {
+        terminate!();
+    }
     let row = position / slice;
     let col = position % slice;
-    let target = targets[row];
-    if target == SKIPPED {
-        terminate!();
-    }
-    if heads[target as usize] != row as u32 + 1 {
-        terminate!();
-    }
-    let element = target as usize * slice + col;
     let mut acc = updates[position];
     if comptime!(op.is_some()) {
         let reduce = comptime!(op.unwrap_or(ReduceOp::Add));

@@ -178,27 +178,50 @@ fn data_binding(
     }
 }
 
+/// Index tuples as the kernels read them.
+struct BoundIndices {
+    handle: Handle,
+    elem: ElemType,
+    /// Whether negative values count from the end.
+    signed: bool,
+    /// Whether the values are 64 bits wide.
+    wide: bool,
+    /// Whether out-of-range coordinates are clamped (otherwise the tuple is skipped).
+    clamp: bool,
+}
+
 /// The index tuples as the kernels read them: as given where the runtime binds their type;
 /// otherwise (8- and 16-bit indices on WGSL and OpenGL, 64-bit ones on OpenGL) one launch
 /// resolves them into `u32` coordinates (wrapped, clamped, or out of range for every dimension),
 /// which the kernels then read as unsigned indices with the `Skip` policy.
 ///
 /// `dims` holds the `k` indexed dimensions and `index_len` the number of indices, checked
-/// against the handle by the caller.
+/// against the handle by the caller (with [`require_index_binding`]).
 fn bound_indices(
     client: &Client,
-    indices: &ScatterNdIndices,
+    indices: ScatterNdIndices,
     dims: &Handle,
     index_len: usize,
     k: usize,
-) -> ScatterNdIndices {
-    if can_bind(client, indices.elem) {
-        return indices.clone();
+) -> BoundIndices {
+    let ScatterNdIndices {
+        handle,
+        elem,
+        out_of_range,
+    } = indices;
+    let signed = matches!(elem, ElemType::Int(_));
+    let clamp = out_of_range == OutOfRange::Clamp;
+    if can_bind(client, elem) {
+        return BoundIndices {
+            handle,
+            elem,
+            signed,
+            wide: elem.size() > 4,
+            clamp,
+        };
     }
-    let u32_elem = ElemType::UInt(UIntKind::U32);
     let coordinates = client.empty(index_len.max(1) * size_of::<u32>());
-    let bits = 8 * indices.elem.size() as u32;
-    let words = (index_len * indices.elem.size()).div_ceil(4);
+    let words = (index_len * elem.size()).div_ceil(4);
     if index_len > 0 {
         let (cubes, dim) = elementwise_geometry(client, index_len);
         // SAFETY: the index handle holds `index_len` indices (checked by the caller), the words
@@ -210,21 +233,23 @@ fn bound_indices(
                 cubes,
                 dim,
                 AddressType::from_len(words.max(index_len)),
-                BufferArg::from_raw_parts(indices.handle.clone(), words),
+                BufferArg::from_raw_parts(handle, words),
                 BufferArg::from_raw_parts(dims.clone(), k),
                 BufferArg::from_raw_parts(coordinates.clone(), index_len),
                 index_len,
                 k,
-                bits,
-                matches!(indices.elem, ElemType::Int(_)),
-                indices.out_of_range == OutOfRange::Clamp,
+                8 * elem.size() as u32,
+                signed,
+                clamp,
             );
         }
     }
-    ScatterNdIndices {
+    BoundIndices {
         handle: coordinates,
-        elem: u32_elem,
-        out_of_range: OutOfRange::Skip,
+        elem: ElemType::UInt(UIntKind::U32),
+        signed: false,
+        wide: false,
+        clamp: false,
     }
 }
 
@@ -288,10 +313,6 @@ fn selection_bits(client: &Client, elem: ElemType) -> Option<ElemType> {
 struct Sizes {
     /// Index tuple size.
     k: usize,
-    /// Whether the index type is signed (negative values count from the end).
-    signed: bool,
-    /// Whether the index type is 64 bits wide.
-    wide: bool,
     /// Number of target slices, below `u32::MAX`.
     targets: usize,
     /// Elements of the scattered-into (or gathered-from) tensor.
@@ -307,11 +328,9 @@ struct Sizes {
 fn sizes(layout: ScatterNdLayout<'_>, index_elem: ElemType) -> Result<Sizes, KernelError> {
     let ScatterNdLayout { dims, rows, slice } = layout;
     let k = dims.len();
-    let signed = match index_elem {
-        ElemType::Int(_) => true,
-        ElemType::UInt(_) => false,
-        elem => return Err(KernelError::NotAnInteger { elem }),
-    };
+    if !matches!(index_elem, ElemType::Int(_) | ElemType::UInt(_)) {
+        return Err(KernelError::NotAnInteger { elem: index_elem });
+    }
     if k == 0 {
         return Err(KernelError::ShapeMismatch {
             detail: "the index tuples have no coordinates (k = 0)".into(),
@@ -337,8 +356,6 @@ fn sizes(layout: ScatterNdLayout<'_>, index_elem: ElemType) -> Result<Sizes, Ker
     }
     Ok(Sizes {
         k,
-        signed,
-        wide: index_elem.size() > 4,
         targets,
         output_len: targets
             .checked_mul(slice)
@@ -400,8 +417,6 @@ pub fn launch_gather_nd(
     } = indices.clone();
     let Sizes {
         k,
-        signed,
-        wide,
         output_len: input_len,
         units,
         index_len,
@@ -421,14 +436,15 @@ pub fn launch_gather_nd(
         return Ok(());
     }
     let dims = dims_u32(client, layout.dims);
-    let original = index_elem;
-    let ScatterNdIndices {
+    let BoundIndices {
         handle: indices,
         elem: index_elem,
-        out_of_range,
+        signed,
+        wide,
+        clamp,
     } = bound_indices(
         client,
-        &ScatterNdIndices {
+        ScatterNdIndices {
             handle: indices,
             elem: index_elem,
             out_of_range,
@@ -437,12 +453,6 @@ pub fn launch_gather_nd(
         index_len,
         k,
     );
-    // Resolved indices are unsigned 32-bit coordinates.
-    let (signed, wide) = (
-        signed && index_elem == original,
-        wide && index_elem == original,
-    );
-    let clamp = out_of_range == OutOfRange::Clamp;
     // Word indices reach twice the element count for 64-bit data.
     let address = AddressType::from_len(input_len.max(units).max(index_len).saturating_mul(2));
     // SAFETY (every launch): the handles hold `input_len`, `units` (elements, or for data held
@@ -574,8 +584,6 @@ pub fn launch_scatter_nd(
     let ScatterNdLayout { dims, rows, slice } = layout;
     let Sizes {
         k,
-        signed,
-        wide,
         targets,
         output_len,
         units,
@@ -624,14 +632,15 @@ pub fn launch_scatter_nd(
     }
 
     let dims_handle = dims_u32(client, dims);
-    let original = index_elem;
-    let ScatterNdIndices {
+    let BoundIndices {
         handle: indices,
         elem: index_elem,
-        out_of_range,
+        signed,
+        wide,
+        clamp,
     } = bound_indices(
         client,
-        &ScatterNdIndices {
+        ScatterNdIndices {
             handle: indices,
             elem: index_elem,
             out_of_range,
@@ -640,12 +649,6 @@ pub fn launch_scatter_nd(
         index_len,
         k,
     );
-    // Resolved indices are unsigned 32-bit coordinates.
-    let (signed, wide) = (
-        signed && index_elem == original,
-        wide && index_elem == original,
-    );
-    let clamp = out_of_range == OutOfRange::Clamp;
     // Word indices reach twice the element count for 64-bit data.
     let address = AddressType::from_len(output_len.max(units).max(index_len).saturating_mul(2));
     // SAFETY: `dims_handle` holds exactly `k` u32 values.

@@ -13,7 +13,7 @@
 
 use cubecl::prelude::*;
 
-use super::kernel::{ReduceOp, SKIPPED, update_target};
+use super::kernel::{ReduceOp, list_head, update_target};
 
 /// How the kernels that hold data in 32-bit words (8- and 16-bit elements packed into words,
 /// 64-bit ones split into word pairs) read an element's bits for arithmetic.
@@ -229,18 +229,14 @@ pub fn scatter_nd_reduce_lists_packed(
     if position >= units {
         terminate!();
     }
+    let (element, heads_list) = list_head(heads, targets, position, slice);
+    if !heads_list {
+        terminate!();
+    }
     let row = position / slice;
     let col = position % slice;
-    let target = targets[row];
-    if target == SKIPPED {
-        terminate!();
-    }
-    if heads[target as usize] != row as u32 + 1 {
-        terminate!();
-    }
     let per_word = comptime!((32 / bits) as usize);
     let mask = comptime!(((1u64 << bits) - 1) as u32);
-    let element = target as usize * slice + col;
     let word = element / per_word;
     let shift = ((element % per_word) as u32) * bits;
     // Only this unit writes this field, so the load sees its final input bits.

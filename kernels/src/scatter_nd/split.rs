@@ -10,7 +10,7 @@
 
 use cubecl::prelude::*;
 
-use super::kernel::{ReduceOp, SKIPPED, update_target};
+use super::kernel::{ReduceOp, list_head, update_target};
 use super::packed::WordKind;
 
 /// The high 32 bits of the 64-bit product of `a` and `b`.
@@ -115,16 +115,12 @@ pub fn scatter_nd_reduce_lists_split(
     if position >= units {
         terminate!();
     }
+    let (element, heads_list) = list_head(heads, targets, position, slice);
+    if !heads_list {
+        terminate!();
+    }
     let row = position / slice;
     let col = position % slice;
-    let target = targets[row];
-    if target == SKIPPED {
-        terminate!();
-    }
-    if heads[target as usize] != row as u32 + 1 {
-        terminate!();
-    }
-    let element = target as usize * slice + col;
     let mut lo = updates[2 * position];
     let mut hi = updates[2 * position + 1];
     if comptime!(op.is_some()) {
