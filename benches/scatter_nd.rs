@@ -1,36 +1,108 @@
-//! ScatterND against what a Burn user has without this crate, on `Device::default()`.
+//! ScatterND on `Device::default()`, in the shapes the peers were measured with
+//! (`../shared/bench/README.md`, `peers.py`): data `[n / 64, 64]` f32, `n / 256` update rows of
+//! 64 elements.
 //!
-//! Inputs of 2^20 and 2^24 f32 elements, shaped `[n / 16, 16]`; index tuples of size 1 address
-//! rows of 16 elements, and the updates cover a quarter of the input's size:
-//! - `assign`: unique, shuffled target rows, `Reduction::Assign` against Burn's
-//!   `scatter_nd(.., IndexingUpdateOp::Assign)`;
-//! - `add`: every target row hit 16 times on average, `Reduction::Add` against Burn's
-//!   `IndexingUpdateOp::Add` (which loses updates on duplicates: it is not atomic);
-//! - `add_i32`: the same on i32 data, where WGSL has an atomic add: the kernel crate's
-//!   launcher with each strategy as an argument (`lists`, `atomic`; in place on one buffer, so
-//!   no copy), to choose between them, and Burn's `IndexingUpdateOp::Add``;
-//! - `copy`: `x.add_scalar(1.0)`, an elementwise pass over the input, the memory-bound floor
-//!   (both scatters copy their input first, since the benchmark keeps it alive);
-//! - `add_narrow`: the `add` case on u8 and bf16 data beside i32: on WGSL and OpenGL the u8 and
-//!   bf16 data is held packed in 32-bit words (the lists, an atomic XOR per element), so this
-//!   measures what packing costs against a type the runtime binds.
+//! - `assign`: the update rows go to every 4th row (unique targets), `Reduction::Assign`;
+//! - `add`: the update rows go to 7 targets (heavy duplicates), `Reduction::Add`.
 //!
-//! After criterion's report, the ratios are printed as tables. Run with
+//! Each against:
+//! - `in_place`: the same call on an input nothing else holds, so it updates the input's buffer
+//!   without a copy (`x = x.scatter_nd_update(..)` in model code; the inputs are fresh copies
+//!   made outside the timed span);
+//! - `burn_scatter_nd`: Burn's own `scatter_nd` with the same `IndexingUpdateOp` (its `Add`
+//!   loses updates on duplicates: it is not atomic);
+//! - `copy`: `x + 1`, an elementwise pass over the input: the floor of a scatter that keeps its
+//!   input (the crate's and the peers' `index_put`/`index_add` copy it first).
+//!
+//! Two more groups choose between strategies: `add_i32` (the `add` case on i32 through the
+//! kernel crate's launcher in place, with each reduction strategy as an argument) and
+//! `add_narrow` (`Add` on i32, u8 and bf16 data; on WGSL and OpenGL u8 and bf16 are held packed
+//! in 32-bit words).
+//!
+//! Every measurement queues `QUEUED` calls between two syncs, each on its own input (one sync
+//! costs about 0.2 ms on wgpu), and keeps the outputs alive until the sync. After criterion's
+//! report the tables give ms per call, GB/s and ratios. Sizes: 2^20 and 2^24 elements, or the
+//! log2 list in `SCATTER_BENCH_SIZES` (`20,24,26,28` on a GPU). Run with
 //! `cargo bench --bench scatter_nd`.
 
 mod common;
+
+use std::time::{Duration, Instant};
 
 use burn::tensor::{DType, Device, IndexingUpdateOp, Int, Tensor, TensorData};
 use burn_cubecl::tensor::CubeTensor;
 use burn_dml_ops::prelude::*;
 use burn_dml_ops_kernels::scatter_nd::{
     OutOfRange, ReduceOp, ScatterNdData, ScatterNdIndices, ScatterNdLayout, ScatterReduction,
-    ScatterStrategy, launch_scatter_nd,
+    ScatterStrategy, launch_scatter_nd, scatter_strategy,
 };
-use criterion::{BenchmarkId, Criterion};
+use criterion::{BenchmarkGroup, BenchmarkId, Criterion, measurement::WallTime};
 use cubecl::ir::{ElemType, IntKind};
 
-const ROW: usize = 16;
+/// Calls queued between two syncs, each on its own input.
+const QUEUED: usize = 8;
+/// Elements per data row (the slice each index tuple addresses).
+const ROW: usize = 64;
+/// Targets of the `add` case.
+const ADD_TARGETS: i32 = 7;
+
+/// Index tuples `[m, 1]` of the peers' cases: every 4th row for `assign`, `i % 7` for `add`.
+fn indices(m: usize, assign: bool, device: &Device) -> Tensor<2, Int> {
+    let values: Vec<i32> = (0..m as i32)
+        .map(|i| if assign { 4 * i } else { i % ADD_TARGETS })
+        .collect();
+    Tensor::from_data(TensorData::new(values, [m, 1]), device)
+}
+
+/// `rows x ROW` small integers as `dtype` (exact in every dtype), different for each `seed`,
+/// made on the host: Burn's own cast binds the type, which WGSL cannot for u8 and bf16.
+fn host(rows: usize, seed: usize, dtype: DType) -> TensorData {
+    TensorData::new(
+        (0..rows * ROW).map(|i| ((i + seed) % 7) as i32).collect(),
+        [rows, ROW],
+    )
+    .convert_dtype(dtype)
+}
+
+/// Runs `op` `iters` times, `QUEUED` calls between two syncs, each consuming an input that
+/// `make` built before the batch (outside the timed span, with a sync after it), so that the
+/// call is the input's only holder.
+fn time_consuming<I, T>(
+    device: &Device,
+    iters: u64,
+    mut make: impl FnMut(usize) -> I,
+    mut op: impl FnMut(I) -> T,
+) -> Duration {
+    let mut total = Duration::ZERO;
+    let mut done = 0u64;
+    while done < iters {
+        let batch = (iters - done).min(QUEUED as u64) as usize;
+        let inputs: Vec<I> = (0..batch).map(&mut make).collect();
+        device.sync().expect("the device makes the inputs");
+        let start = Instant::now();
+        let outputs: Vec<T> = inputs.into_iter().map(&mut op).collect();
+        device.sync().expect("the device runs the queued work");
+        total += start.elapsed();
+        drop(outputs);
+        done += batch as u64;
+    }
+    total
+}
+
+/// Benchmarks `op` as `group/name/parameter` on inputs that each call consumes
+/// ([`time_consuming`]).
+fn bench_consuming<I, T>(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    device: &Device,
+    name: &str,
+    parameter: &str,
+    make: impl Fn(usize) -> I,
+    op: impl Fn(I) -> T,
+) {
+    group.bench_function(BenchmarkId::new(name, parameter), |b| {
+        b.iter_custom(|iters| time_consuming(device, iters, &make, &op))
+    });
+}
 
 /// Scatter-adds the i32 `updates` rows into `output` in place, through `strategy`.
 fn add_i32(
@@ -64,169 +136,171 @@ fn add_i32(
     .expect("a valid launch");
 }
 
-/// Index tuples `[rows, 1]`: a shuffle of `0..rows` when `unique`, else `rows / 16` targets
-/// each hit about 16 times.
-fn indices(rows: usize, targets: usize, unique: bool, device: &Device) -> Tensor<2, Int> {
-    let values: Vec<i32> = (0..rows)
-        .map(|r| {
-            let spread = r.wrapping_mul(2_654_435_761) % rows;
-            if unique {
-                // Multiplying by an odd constant modulo a power of two is a permutation.
-                ((r * 40_503) % targets) as i32
-            } else {
-                (spread % (rows / 16).max(1)) as i32
-            }
-        })
-        .collect();
-    Tensor::from_data(TensorData::new(values, [rows, 1]), device)
+/// Bytes a scatter that keeps its input moves: the input read and the output written (the
+/// copy), the update rows read and written into it, the indices read.
+fn scatter_bytes(n: usize, m: usize) -> f64 {
+    (2 * n * 4 + 2 * m * ROW * 4 + m * 4) as f64
 }
 
 fn main() {
     let device = Device::default();
     let mut criterion = Criterion::default().configure_from_args();
-    let mut tables = Vec::new();
-    for (group_name, names) in [
-        (
-            "scatter_nd_assign",
-            ["scatter_nd", "burn_scatter_nd", "copy"],
-        ),
-        ("scatter_nd_add", ["scatter_nd", "burn_scatter_nd", "copy"]),
-        ("scatter_nd_add_i32", ["lists", "atomic", "burn_scatter_nd"]),
-        ("scatter_nd_add_narrow", ["i32", "u8", "bf16"]),
-    ] {
-        let mut group = criterion.benchmark_group(group_name);
+    let reductions = [("scatter_nd_assign", true), ("scatter_nd_add", false)];
+    let main_names = ["scatter_nd", "in_place", "burn_scatter_nd", "copy"];
+    let mut main_rows: Vec<Vec<(String, Vec<f64>)>> = vec![Vec::new(); reductions.len()];
+    let (mut i32_parameters, mut narrow_parameters) = (Vec::new(), Vec::new());
+    for log2 in common::sizes("SCATTER_BENCH_SIZES", &[20, 24]) {
+        let n = 1usize << log2;
+        let rows = n / ROW;
+        let m = (rows / 4).max(1);
+        let parameter = format!("2^{log2}");
+        let data: Vec<Tensor<2>> = (0..QUEUED)
+            .map(|seed| Tensor::from_data(host(rows, seed, DType::F32), &device))
+            .collect();
+        let updates = Tensor::<2>::from_data(host(m, 99, DType::F32), &device);
+        for (case, (group_name, assign)) in reductions.into_iter().enumerate() {
+            let idx = indices(m, assign, &device);
+            let (reduction, op) = if assign {
+                (Reduction::Assign, IndexingUpdateOp::Assign)
+            } else {
+                (Reduction::Add, IndexingUpdateOp::Add)
+            };
+            let options = ScatterNdOptions {
+                reduction,
+                ..Default::default()
+            };
+            let mut group = criterion.benchmark_group(group_name);
+            common::configure(&mut group);
+            common::bench(&mut group, &device, "scatter_nd", &parameter, &data, |x| {
+                x.clone()
+                    .try_scatter_nd(idx.clone(), updates.clone(), options.clone())
+                    .unwrap()
+            });
+            bench_consuming(
+                &mut group,
+                &device,
+                "in_place",
+                &parameter,
+                |i| data[i % QUEUED].clone().mul_scalar(1.0),
+                |x| {
+                    x.try_scatter_nd(idx.clone(), updates.clone(), options.clone())
+                        .unwrap()
+                },
+            );
+            common::bench(
+                &mut group,
+                &device,
+                "burn_scatter_nd",
+                &parameter,
+                &data,
+                |x| x.clone().scatter_nd(idx.clone(), updates.clone(), op),
+            );
+            common::bench(&mut group, &device, "copy", &parameter, &data, |x| {
+                x.clone().add_scalar(1.0)
+            });
+            group.finish();
+            let in_place = (2 * m * ROW * 4 + m * 4) as f64;
+            main_rows[case].push((
+                parameter.clone(),
+                vec![
+                    scatter_bytes(n, m),
+                    in_place,
+                    scatter_bytes(n, m),
+                    (2 * n * 4) as f64,
+                ],
+            ));
+        }
+
+        // The add case on i32 through the launcher, in place on one buffer, per strategy.
+        let mut group = criterion.benchmark_group("scatter_nd_add_i32");
         common::configure(&mut group);
-        let mut parameters = Vec::new();
-        for log2 in [20, 24] {
-            let n = 1usize << log2;
-            let targets = n / ROW;
-            let rows = targets / 4;
-            let unique = group_name == "scatter_nd_assign";
-            let idx = indices(rows, targets, unique, &device);
-            let x =
-                Tensor::<2>::random([targets, ROW], burn::tensor::Distribution::Default, &device);
-            let updates =
-                Tensor::<2>::random([rows, ROW], burn::tensor::Distribution::Default, &device);
-            let (xi, updates_i) = (x.clone().int(), updates.clone().int());
-            let parameter = format!("2^{log2}");
-            for name in names {
-                let id = BenchmarkId::new(name, &parameter);
-                let (idx, x, updates, xi, updates_i) = (&idx, &x, &updates, &xi, &updates_i);
-                group.bench_function(id, |b| {
-                    b.iter_custom(|iters| match (group_name, name) {
-                        ("scatter_nd_add_i32", "burn_scatter_nd") => {
-                            common::time(&device, iters, || {
-                                xi.clone().scatter_nd(
-                                    idx.clone(),
-                                    updates_i.clone(),
-                                    IndexingUpdateOp::Add,
-                                )
-                            })
-                        }
-                        ("scatter_nd_add_i32", strategy) => {
-                            let strategy = match strategy {
-                                "lists" => ScatterStrategy::Lists,
-                                _ => ScatterStrategy::Atomic,
-                            };
-                            let output = common::cube_int(xi, &device);
-                            let (indices, updates) = (
-                                common::cube_int(idx, &device),
-                                common::cube_int(updates_i, &device),
-                            );
-                            common::time(&device, iters, || {
-                                add_i32(&output, &indices, &updates, strategy)
-                            })
-                        }
-                        ("scatter_nd_add_narrow", dtype) => {
-                            let dtype = match dtype {
-                                "u8" => DType::U8,
-                                "bf16" => DType::BF16,
-                                _ => DType::I32,
-                            };
-                            let options = ScatterNdOptions {
-                                reduction: Reduction::Add,
-                                ..Default::default()
-                            };
-                            // Small integers (exact in every dtype), created on the host: Burn's
-                            // own cast binds the type, which WGSL cannot for u8 and bf16.
-                            let host = |len: usize| {
-                                TensorData::new((0..len).map(|i| (i % 7) as i32).collect(), [len])
-                                    .convert_dtype(dtype)
-                            };
-                            let shape = |t: &Tensor<2>| t.shape();
-                            let (xs, us) = (shape(x), shape(updates));
-                            if dtype.is_float() {
-                                let x = Tensor::<1>::from_data(
-                                    host(xs.num_elements()),
-                                    (&device, dtype),
-                                )
-                                .reshape([xs[0], xs[1]]);
-                                let u = Tensor::<1>::from_data(
-                                    host(us.num_elements()),
-                                    (&device, dtype),
-                                )
-                                .reshape([us[0], us[1]]);
-                                common::time(&device, iters, || {
-                                    x.clone()
-                                        .try_scatter_nd(idx.clone(), u.clone(), options.clone())
-                                        .unwrap()
-                                })
-                            } else {
-                                let x = Tensor::<1, Int>::from_data(
-                                    host(xs.num_elements()),
-                                    (&device, dtype),
-                                )
-                                .reshape([xs[0], xs[1]]);
-                                let u = Tensor::<1, Int>::from_data(
-                                    host(us.num_elements()),
-                                    (&device, dtype),
-                                )
-                                .reshape([us[0], us[1]]);
-                                common::time(&device, iters, || {
-                                    x.clone()
-                                        .try_scatter_nd(idx.clone(), u.clone(), options.clone())
-                                        .unwrap()
-                                })
-                            }
-                        }
-                        (_, "copy") => common::time(&device, iters, || x.clone().add_scalar(1.0)),
-                        (group, "burn_scatter_nd") => {
-                            let op = if group == "scatter_nd_assign" {
-                                IndexingUpdateOp::Assign
-                            } else {
-                                IndexingUpdateOp::Add
-                            };
-                            common::time(&device, iters, || {
-                                x.clone().scatter_nd(idx.clone(), updates.clone(), op)
-                            })
-                        }
-                        (group, _) => {
-                            let reduction = if group == "scatter_nd_assign" {
-                                Reduction::Assign
-                            } else {
-                                Reduction::Add
-                            };
-                            let options = ScatterNdOptions {
-                                reduction,
-                                ..Default::default()
-                            };
-                            common::time(&device, iters, || {
-                                x.clone()
-                                    .try_scatter_nd(idx.clone(), updates.clone(), options.clone())
-                                    .unwrap()
-                            })
-                        }
-                    })
-                });
+        let ints: Vec<CubeTensor> = (0..QUEUED)
+            .map(|seed| {
+                let x = Tensor::<2, Int>::from_data(host(rows, seed, DType::I32), &device);
+                common::cube_int(&x, &device)
+            })
+            .collect();
+        let idx = common::cube_int(&indices(m, false, &device), &device);
+        let updates_i = common::cube_int(
+            &Tensor::<2, Int>::from_data(host(m, 99, DType::I32), &device),
+            &device,
+        );
+        let atomics = scatter_strategy(
+            &idx.client,
+            ElemType::Int(IntKind::I32),
+            ScatterReduction::Reduce(ReduceOp::Add),
+        ) == ScatterStrategy::Atomic;
+        for (name, strategy) in [
+            ("lists", ScatterStrategy::Lists),
+            ("atomic", ScatterStrategy::Atomic),
+        ] {
+            if strategy == ScatterStrategy::Atomic && !atomics {
+                // No atomic i32 add on this runtime: the table shows `-`.
+                continue;
             }
-            parameters.push(parameter);
+            common::bench(&mut group, &device, name, &parameter, &ints, |x| {
+                add_i32(x, &idx, &updates_i, strategy)
+            });
         }
         group.finish();
-        tables.push((group_name, names, parameters));
+        i32_parameters.push(parameter.clone());
+
+        // Add on i32, u8 and bf16 data, keeping the input.
+        let mut group = criterion.benchmark_group("scatter_nd_add_narrow");
+        common::configure(&mut group);
+        let idx = indices(m, false, &device);
+        let options = ScatterNdOptions {
+            reduction: Reduction::Add,
+            ..Default::default()
+        };
+        for (name, dtype) in [
+            ("i32", DType::I32),
+            ("u8", DType::U8),
+            ("bf16", DType::BF16),
+        ] {
+            if dtype.is_float() {
+                let xs: Vec<Tensor<2>> = (0..QUEUED)
+                    .map(|seed| Tensor::from_data(host(rows, seed, dtype), (&device, dtype)))
+                    .collect();
+                let u = Tensor::<2>::from_data(host(m, 99, dtype), (&device, dtype));
+                common::bench(&mut group, &device, name, &parameter, &xs, |x| {
+                    x.clone()
+                        .try_scatter_nd(idx.clone(), u.clone(), options.clone())
+                        .unwrap()
+                });
+            } else {
+                let xs: Vec<Tensor<2, Int>> = (0..QUEUED)
+                    .map(|seed| Tensor::from_data(host(rows, seed, dtype), (&device, dtype)))
+                    .collect();
+                let u = Tensor::<2, Int>::from_data(host(m, 99, dtype), (&device, dtype));
+                common::bench(&mut group, &device, name, &parameter, &xs, |x| {
+                    x.clone()
+                        .try_scatter_nd(idx.clone(), u.clone(), options.clone())
+                        .unwrap()
+                });
+            }
+        }
+        group.finish();
+        narrow_parameters.push(parameter);
     }
     criterion.final_summary();
-    for (group, names, parameters) in tables {
-        let title = format!("{group} on {device:?}: mean time per call (with a device sync)");
-        common::print_ratios(&title, group, &names, &parameters);
+    for ((group, _), rows) in reductions.iter().zip(&main_rows) {
+        let title = format!(
+            "{group} on {device:?}: ms per call, {QUEUED} queued per sync (GB/s: the bytes each \
+             moves)"
+        );
+        common::print_throughput(&title, group, &main_names, rows);
     }
+    common::print_ratios(
+        &format!("scatter_nd_add_i32 on {device:?}: the launcher in place, per strategy"),
+        "scatter_nd_add_i32",
+        &["lists", "atomic"],
+        &i32_parameters,
+    );
+    common::print_ratios(
+        &format!("scatter_nd_add_narrow on {device:?}: Add keeping the input, per data dtype"),
+        "scatter_nd_add_narrow",
+        &["i32", "u8", "bf16"],
+        &narrow_parameters,
+    );
 }
