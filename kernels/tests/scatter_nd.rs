@@ -203,3 +203,125 @@ fn each_strategy_as_an_argument_matches_the_host() {
     assert!(matches!(err, KernelError::InvalidPlan { .. }), "{err:?}");
     assert!(err.to_string().contains("cannot apply"), "{err}");
 }
+
+/// Heavy duplicates through the lists with several lists per target (`list_buckets` > 1: each
+/// list reduced on its own, the partial results folded into the output after): f32 and i32,
+/// every reduction, rows of 3 columns onto 3 targets, NaN updates among the f32 ones (which
+/// `Min`/`Max` never take), against a sequential fold on the host. The f32 values are small
+/// integers and powers of two, so every order of `Add` and `Mul` gives the same result.
+#[test]
+fn many_lists_per_target_match_the_host() {
+    use burn_dml_ops_kernels::scatter_nd::list_buckets;
+    let Some(client) = client() else { return };
+    let (rows, targets, slice) = (5000usize, 3usize, 3usize);
+    assert!(
+        list_buckets(rows, targets) > 1,
+        "this case must split its lists"
+    );
+    assert_eq!(
+        list_buckets(targets, targets),
+        1,
+        "unique targets keep one list"
+    );
+    let target_of: Vec<i32> = (0..rows).map(|r| ((r * 7) % targets) as i32).collect();
+    for op in [ReduceOp::Add, ReduceOp::Mul, ReduceOp::Min, ReduceOp::Max] {
+        // f32: Mul multiplies by 1, -1 or 2 only 40 times per target (the rest are 1), so the
+        // products stay exact; NaN updates only for Min/Max.
+        let f32_update = |r: usize, c: usize| -> f32 {
+            match op {
+                ReduceOp::Mul if r % 125 == 0 => [2.0, -1.0, 2.0][(r / 125 + c) % 3],
+                ReduceOp::Mul => 1.0,
+                ReduceOp::Min | ReduceOp::Max if r % 97 == 0 => f32::NAN,
+                _ => ((r * 31 + c * 7) % 41) as f32 - 20.0,
+            }
+        };
+        let values: Vec<f32> = (0..targets * slice).map(|e| e as f32 - 4.0).collect();
+        let updates: Vec<f32> = (0..rows * slice)
+            .map(|p| f32_update(p / slice, p % slice))
+            .collect();
+        let mut expected = values.clone();
+        for (r, &t) in target_of.iter().enumerate() {
+            for c in 0..slice {
+                let (a, v) = (expected[t as usize * slice + c], updates[r * slice + c]);
+                expected[t as usize * slice + c] = match op {
+                    ReduceOp::Add => a + v,
+                    ReduceOp::Mul => a * v,
+                    ReduceOp::Min if v < a => v,
+                    ReduceOp::Max if v > a => v,
+                    _ => a,
+                };
+            }
+        }
+        let output = client.create_from_slice(f32::as_bytes(&values));
+        launch_scatter_nd(
+            &client,
+            &ScatterNdData {
+                output: output.clone(),
+                updates: client.create_from_slice(f32::as_bytes(&updates)),
+                elem: ElemType::Float(FloatKind::F32),
+            },
+            &ScatterNdIndices {
+                handle: client.create_from_slice(i32::as_bytes(&target_of)),
+                elem: ElemType::Int(IntKind::I32),
+                out_of_range: OutOfRange::Skip,
+            },
+            ScatterNdLayout {
+                dims: &[targets],
+                rows,
+                slice,
+            },
+            ScatterReduction::Reduce(op),
+            ScatterStrategy::Lists,
+        )
+        .expect("the launch is valid");
+        let bytes = client.read_one(output).expect("read the output");
+        let actual: Vec<u32> = f32::from_bytes(&bytes)
+            .iter()
+            .map(|v| v.to_bits())
+            .collect();
+        let expected_bits: Vec<u32> = expected.iter().map(|v| v.to_bits()).collect();
+        assert_eq!(actual, expected_bits, "f32 {op:?} (bits)");
+
+        // i32 with wrapping: products of large factors.
+        let i32_values: Vec<i32> = (0..(targets * slice) as i32).map(|e| e * 3 - 7).collect();
+        let i32_updates: Vec<i32> = (0..rows * slice)
+            .map(|p| (p as i32).wrapping_mul(2_654_435_761u32 as i32) >> 7)
+            .collect();
+        let mut expected = i32_values.clone();
+        for (r, &t) in target_of.iter().enumerate() {
+            for c in 0..slice {
+                let (a, v) = (expected[t as usize * slice + c], i32_updates[r * slice + c]);
+                expected[t as usize * slice + c] = match op {
+                    ReduceOp::Add => a.wrapping_add(v),
+                    ReduceOp::Mul => a.wrapping_mul(v),
+                    ReduceOp::Min => a.min(v),
+                    ReduceOp::Max => a.max(v),
+                };
+            }
+        }
+        let output = client.create_from_slice(i32::as_bytes(&i32_values));
+        launch_scatter_nd(
+            &client,
+            &ScatterNdData {
+                output: output.clone(),
+                updates: client.create_from_slice(i32::as_bytes(&i32_updates)),
+                elem: ElemType::Int(IntKind::I32),
+            },
+            &ScatterNdIndices {
+                handle: client.create_from_slice(i32::as_bytes(&target_of)),
+                elem: ElemType::Int(IntKind::I32),
+                out_of_range: OutOfRange::Skip,
+            },
+            ScatterNdLayout {
+                dims: &[targets],
+                rows,
+                slice,
+            },
+            ScatterReduction::Reduce(op),
+            ScatterStrategy::Lists,
+        )
+        .expect("the launch is valid");
+        let bytes = client.read_one(output).expect("read the output");
+        assert_eq!(i32::from_bytes(&bytes), &expected[..], "i32 {op:?}");
+    }
+}

@@ -284,8 +284,9 @@ pub fn scatter_nd_clear(buffer: &mut [u32], len: usize) {
 }
 
 /// Lists, step 1, one unit per update row: `targets[row]` = its target slice (or the skip
-/// marker), and the row pushes itself onto its target's list: `next[row]` = the previous head,
-/// `heads[target]` = `row + 1` (0 ends a list).
+/// marker), and the row pushes itself onto list `target * buckets + row % buckets` (each target
+/// has `buckets` lists): `next[row]` = the previous head, `heads[list]` = `row + 1` (0 ends a
+/// list).
 #[cube(launch_unchecked, address_type = "dynamic")]
 pub fn scatter_nd_link_rows<I: Int>(
     indices: &[I],
@@ -294,6 +295,7 @@ pub fn scatter_nd_link_rows<I: Int>(
     next: &mut [u32],
     targets: &mut [u32],
     rows: usize,
+    buckets: u32,
     #[comptime] k: usize,
     #[comptime] signed: bool,
     #[comptime] wide: bool,
@@ -307,34 +309,42 @@ pub fn scatter_nd_link_rows<I: Int>(
     let target = target_slice::<I>(indices, dims, row, k, signed, wide, clamp);
     targets[row] = target;
     if target != SKIPPED {
-        next[row] = heads[target as usize].exchange(row as u32 + 1);
+        let list = target as usize * buckets as usize + row % buckets as usize;
+        next[row] = heads[list].exchange(row as u32 + 1);
     }
 }
 
-/// For update element `position` of the lists' step 2: the output element it targets, and
-/// whether its row heads that target's list (a skipped row heads none), which makes its unit the
-/// one that writes the element.
+/// For update element `position` of the lists' step 2: the output element it targets, the list
+/// its row is on (of `buckets` per target), and whether its row heads that list (a skipped row
+/// heads none), which makes its unit the one that reduces the list for that column.
 #[cube]
 pub(super) fn list_head(
     heads: &[u32],
     targets: &[u32],
     position: usize,
     slice: usize,
-) -> (usize, bool) {
+    buckets: u32,
+) -> (usize, usize, bool) {
     let row = position / slice;
     let target = targets[row];
     let mut element = 0;
+    let mut list = 0;
     let mut heads_list = false;
     if target != SKIPPED {
         element = target as usize * slice + position % slice;
-        heads_list = heads[target as usize] == row as u32 + 1;
+        list = target as usize * buckets as usize + row % buckets as usize;
+        heads_list = heads[list] == row as u32 + 1;
     }
-    (element, heads_list)
+    (element, list, heads_list)
 }
 
-/// Lists, step 2, one unit per update element: the unit whose row heads its target's list walks
-/// the list and writes `op` of the current value and every update on it, once (with no `op`,
-/// `Assign`: the head's own update, one of the candidates). The other units return at once.
+/// Lists, step 2, one unit per update element: the unit whose row heads a list walks it. With
+/// one list per target (`partial` false) it writes `op` of the current value and every update
+/// on the list, once (with no `op`, `Assign`: the head's own update, one of the candidates).
+/// With several (`partial`), it writes the list's partial result to `partials[list * slice +
+/// col]` and `scatter_nd_combine_buckets` folds the partials into the output: for `Min`/`Max`
+/// the partial starts from the current value (both are idempotent, so every list may), for
+/// `Add`/`Mul` from the head's update. The other units return at once.
 ///
 /// `heads`, `next` and `targets` are read without atomics: step 1 wrote them in an earlier
 /// launch, and launches on one stream run in order with their writes visible to the next, so
@@ -342,13 +352,16 @@ pub(super) fn list_head(
 #[cube(launch_unchecked, address_type = "dynamic")]
 pub fn scatter_nd_reduce_lists<T: Numeric, B: Int>(
     output: &mut [T],
+    partials: &mut [T],
     updates: &[T],
     heads: &[u32],
     next: &[u32],
     targets: &[u32],
     slice: usize,
     units: usize,
+    buckets: u32,
     #[comptime] op: Option<ReduceOp>,
+    #[comptime] partial: bool,
     #[comptime] bits: bool,
     #[define(T, B)] _types: [ElemType; 2],
 ) {
@@ -356,7 +369,7 @@ pub fn scatter_nd_reduce_lists<T: Numeric, B: Int>(
     if position >= units {
         terminate!();
     }
-    let (element, heads_list) = list_head(heads, targets, position, slice);
+    let (element, list, heads_list) = list_head(heads, targets, position, slice, buckets);
     if !heads_list {
         terminate!();
     }
@@ -365,8 +378,14 @@ pub fn scatter_nd_reduce_lists<T: Numeric, B: Int>(
     let mut acc = updates[position];
     if comptime!(op.is_some()) {
         let reduce = comptime!(op.unwrap_or(ReduceOp::Add));
-        acc = output[element];
+        let idempotent = comptime!(reduce == ReduceOp::Min || reduce == ReduceOp::Max);
         let mut link = row as u32 + 1;
+        if comptime!(!partial || idempotent) {
+            acc = output[element];
+        } else {
+            // The head's update is already in `acc`.
+            link = next[row];
+        }
         // Every link points to a row pushed earlier, so the walk ends.
         while link != 0 {
             let member = (link - 1) as usize;
@@ -374,5 +393,44 @@ pub fn scatter_nd_reduce_lists<T: Numeric, B: Int>(
             link = next[member];
         }
     }
-    output[element] = acc;
+    if comptime!(partial) {
+        partials[list * slice + col] = acc;
+    } else {
+        output[element] = acc;
+    }
+}
+
+/// Lists, step 3 where each target has `buckets` lists: one unit per output element folds the
+/// partial result of each non-empty list of its target into it with `op`, and writes it when
+/// any list was non-empty.
+#[cube(launch_unchecked, address_type = "dynamic")]
+pub fn scatter_nd_combine_buckets<T: Numeric, B: Int>(
+    output: &mut [T],
+    partials: &[T],
+    heads: &[u32],
+    slice: usize,
+    len: usize,
+    buckets: u32,
+    #[comptime] op: ReduceOp,
+    #[comptime] bits: bool,
+    #[define(T, B)] _types: [ElemType; 2],
+) {
+    let element = ABSOLUTE_POS;
+    if element >= len {
+        terminate!();
+    }
+    let first = (element / slice) * buckets as usize;
+    let col = element % slice;
+    let mut acc = output[element];
+    let mut touched = false;
+    for bucket in 0..buckets as usize {
+        let list = first + bucket;
+        if heads[list] != 0 {
+            acc = combine::<T, B>(acc, partials[list * slice + col], op, bits);
+            touched = true;
+        }
+    }
+    if touched {
+        output[element] = acc;
+    }
 }

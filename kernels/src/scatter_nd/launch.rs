@@ -7,8 +7,8 @@ use cubecl::server::Handle;
 
 use super::indices::scatter_nd_resolve_indices;
 use super::kernel::{
-    ReduceOp, scatter_nd_assign, scatter_nd_atomic, scatter_nd_clear, scatter_nd_gather,
-    scatter_nd_link_rows, scatter_nd_reduce_lists,
+    ReduceOp, scatter_nd_assign, scatter_nd_atomic, scatter_nd_clear, scatter_nd_combine_buckets,
+    scatter_nd_gather, scatter_nd_link_rows, scatter_nd_reduce_lists,
 };
 use super::packed::{WordKind, scatter_nd_gather_packed, scatter_nd_reduce_lists_packed};
 use super::split::{scatter_nd_gather_split, scatter_nd_reduce_lists_split};
@@ -701,98 +701,221 @@ pub fn launch_scatter_nd(
                     [data_elem, index_elem],
                 )
             }
-            _ => {
-                let heads = client.empty(targets * size_of::<u32>());
-                let next = client.empty(rows * size_of::<u32>());
-                let row_targets = client.empty(rows * size_of::<u32>());
-                let (cubes, dim) = elementwise_geometry(client, targets);
-                scatter_nd_clear::launch_unchecked(
-                    client,
-                    cubes,
-                    dim,
-                    address,
-                    BufferArg::from_raw_parts(heads.clone(), targets),
-                    targets,
-                );
-                let (cubes, dim) = elementwise_geometry(client, rows);
-                scatter_nd_link_rows::launch_unchecked(
-                    client,
-                    cubes,
-                    dim,
-                    address,
-                    BufferArg::from_raw_parts(indices, index_len),
-                    dims_arg(),
-                    BufferArg::from_raw_parts(heads.clone(), targets),
-                    BufferArg::from_raw_parts(next.clone(), rows),
-                    BufferArg::from_raw_parts(row_targets.clone(), rows),
-                    rows,
+            _ => launch_lists(
+                client,
+                &ListsLaunch {
+                    output,
+                    updates,
+                    indices: BoundIndices {
+                        handle: indices,
+                        elem: index_elem,
+                        signed,
+                        wide,
+                        clamp,
+                    },
+                    dims: dims_handle.clone(),
                     k,
-                    signed,
-                    wide,
-                    clamp,
-                    index_elem,
-                );
-                let heads = BufferArg::from_raw_parts(heads, targets);
-                let next = BufferArg::from_raw_parts(next, rows);
-                let row_targets = BufferArg::from_raw_parts(row_targets, rows);
-                match binding {
-                    DataBinding::Typed(data_elem) => {
-                        let bits = selection_bits(client, data_elem);
-                        scatter_nd_reduce_lists::launch_unchecked(
-                            client,
-                            element_cubes,
-                            element_dim,
-                            address,
-                            BufferArg::from_raw_parts(output, output_len),
-                            BufferArg::from_raw_parts(updates, units),
-                            heads,
-                            next,
-                            row_targets,
-                            slice,
-                            units,
-                            op,
-                            bits.is_some(),
-                            [data_elem, bits.unwrap_or(ElemType::UInt(UIntKind::U32))],
-                        );
-                    }
-                    DataBinding::Split { kind } => {
-                        scatter_nd_reduce_lists_split::launch_unchecked(
-                            client,
-                            element_cubes,
-                            element_dim,
-                            address,
-                            BufferArg::from_raw_parts(output, 2 * output_len),
-                            BufferArg::from_raw_parts(updates, 2 * units),
-                            heads,
-                            next,
-                            row_targets,
-                            slice,
-                            units,
-                            op,
-                            kind,
-                        );
-                    }
-                    DataBinding::Packed { bits, kind } => {
-                        scatter_nd_reduce_lists_packed::launch_unchecked(
-                            client,
-                            element_cubes,
-                            element_dim,
-                            address,
-                            BufferArg::from_raw_parts(output, (output_len * bytes).div_ceil(4)),
-                            BufferArg::from_raw_parts(updates, (units * bytes).div_ceil(4)),
-                            heads,
-                            next,
-                            row_targets,
-                            slice,
-                            units,
-                            bits,
-                            op,
-                            kind,
-                        );
-                    }
-                }
-            }
+                    rows,
+                    slice,
+                    targets,
+                    output_len,
+                    units,
+                    index_len,
+                    address,
+                },
+                binding,
+                op,
+            ),
         }
     }
     Ok(strategy)
+}
+
+/// What the lists strategy launches over: the checked buffers and sizes of a scatter.
+struct ListsLaunch {
+    output: Handle,
+    updates: Handle,
+    indices: BoundIndices,
+    dims: Handle,
+    k: usize,
+    rows: usize,
+    slice: usize,
+    targets: usize,
+    output_len: usize,
+    units: usize,
+    index_len: usize,
+    address: AddressType,
+}
+
+/// Lists per target for `rows` update rows onto `targets` target slices: 1, unless the rows
+/// average 16 or more per target; then about the square root of that average (4 to 1024), so
+/// that no list is much longer than the number of lists its target has. On GPUs every link of a
+/// walk is a dependent load, and one long list per target (7 targets for a million rows, as
+/// in the peers' `index_add` benchmark) would serialise the whole reduction.
+pub fn list_buckets(rows: usize, targets: usize) -> usize {
+    let per_target = rows / targets.max(1);
+    if per_target < 16 {
+        1
+    } else {
+        (per_target as f64).sqrt().ceil().clamp(4.0, 1024.0) as usize
+    }
+}
+
+/// The lists strategy: clear the heads, link the rows, reduce each list (and, with several
+/// lists per target, fold their partial results into the output).
+///
+/// # Safety
+///
+/// The buffers of `lists` hold what its sizes say (the launcher checked them), data held in
+/// words as `binding` says; `op` is `None` only for `Assign`.
+unsafe fn launch_lists(
+    client: &Client,
+    lists: &ListsLaunch,
+    binding: DataBinding,
+    op: Option<ReduceOp>,
+) {
+    let ListsLaunch {
+        output,
+        updates,
+        indices,
+        dims,
+        k,
+        rows,
+        slice,
+        targets,
+        output_len,
+        units,
+        index_len,
+        address,
+    } = lists;
+    let (rows, slice, targets, output_len, units) = (*rows, *slice, *targets, *output_len, *units);
+    // Several lists per target only for typed reductions; words keep one writer per element.
+    let buckets = match (binding, op) {
+        (DataBinding::Typed(_), Some(_)) => list_buckets(rows, targets),
+        _ => 1,
+    };
+    let lists_len = targets * buckets;
+    let heads = client.empty(lists_len * size_of::<u32>());
+    let next = client.empty(rows * size_of::<u32>());
+    let row_targets = client.empty(rows * size_of::<u32>());
+    let (element_cubes, element_dim) = elementwise_geometry(client, units);
+    // SAFETY (every launch): the scratch buffers hold `lists_len`, `rows` and `rows` u32; the
+    // kernels guard their units against `lists_len`, `rows`, `units` or `output_len`, and index
+    // lists below `targets * buckets`, rows below `rows`, elements below `output_len` and
+    // partials below `lists_len * slice` (the caller's checks for the rest).
+    unsafe {
+        let (cubes, dim) = elementwise_geometry(client, lists_len);
+        scatter_nd_clear::launch_unchecked(
+            client,
+            cubes,
+            dim,
+            *address,
+            BufferArg::from_raw_parts(heads.clone(), lists_len),
+            lists_len,
+        );
+        let (cubes, dim) = elementwise_geometry(client, rows);
+        scatter_nd_link_rows::launch_unchecked(
+            client,
+            cubes,
+            dim,
+            *address,
+            BufferArg::from_raw_parts(indices.handle.clone(), *index_len),
+            BufferArg::from_raw_parts(dims.clone(), *k),
+            BufferArg::from_raw_parts(heads.clone(), lists_len),
+            BufferArg::from_raw_parts(next.clone(), rows),
+            BufferArg::from_raw_parts(row_targets.clone(), rows),
+            rows,
+            buckets as u32,
+            *k,
+            indices.signed,
+            indices.wide,
+            indices.clamp,
+            indices.elem,
+        );
+        let heads_arg = || BufferArg::from_raw_parts(heads.clone(), lists_len);
+        let next = BufferArg::from_raw_parts(next, rows);
+        let row_targets = BufferArg::from_raw_parts(row_targets, rows);
+        match binding {
+            DataBinding::Typed(data_elem) => {
+                let bits = selection_bits(client, data_elem);
+                let selection = bits.unwrap_or(ElemType::UInt(UIntKind::U32));
+                let partial = buckets > 1;
+                let partials_len = if partial { lists_len * slice } else { 1 };
+                let partials = client.empty(partials_len * data_elem.size());
+                scatter_nd_reduce_lists::launch_unchecked(
+                    client,
+                    element_cubes,
+                    element_dim,
+                    *address,
+                    BufferArg::from_raw_parts(output.clone(), output_len),
+                    BufferArg::from_raw_parts(partials.clone(), partials_len),
+                    BufferArg::from_raw_parts(updates.clone(), units),
+                    heads_arg(),
+                    next,
+                    row_targets,
+                    slice,
+                    units,
+                    buckets as u32,
+                    op,
+                    partial,
+                    bits.is_some(),
+                    [data_elem, selection],
+                );
+                if let (true, Some(op)) = (partial, op) {
+                    let (cubes, dim) = elementwise_geometry(client, output_len);
+                    scatter_nd_combine_buckets::launch_unchecked(
+                        client,
+                        cubes,
+                        dim,
+                        *address,
+                        BufferArg::from_raw_parts(output.clone(), output_len),
+                        BufferArg::from_raw_parts(partials, partials_len),
+                        heads_arg(),
+                        slice,
+                        output_len,
+                        buckets as u32,
+                        op,
+                        bits.is_some(),
+                        [data_elem, selection],
+                    );
+                }
+            }
+            DataBinding::Split { kind } => {
+                scatter_nd_reduce_lists_split::launch_unchecked(
+                    client,
+                    element_cubes,
+                    element_dim,
+                    *address,
+                    BufferArg::from_raw_parts(output.clone(), 2 * output_len),
+                    BufferArg::from_raw_parts(updates.clone(), 2 * units),
+                    heads_arg(),
+                    next,
+                    row_targets,
+                    slice,
+                    units,
+                    op,
+                    kind,
+                );
+            }
+            DataBinding::Packed { bits, kind } => {
+                let bytes = bits as usize / 8;
+                scatter_nd_reduce_lists_packed::launch_unchecked(
+                    client,
+                    element_cubes,
+                    element_dim,
+                    *address,
+                    BufferArg::from_raw_parts(output.clone(), (output_len * bytes).div_ceil(4)),
+                    BufferArg::from_raw_parts(updates.clone(), (units * bytes).div_ceil(4)),
+                    heads_arg(),
+                    next,
+                    row_targets,
+                    slice,
+                    units,
+                    bits,
+                    op,
+                    kind,
+                );
+            }
+        }
+    }
 }

@@ -18,7 +18,12 @@
 //! - **Lists**: any reduction on any dtype with nothing but a 32-bit atomic exchange. Each update
 //!   row pushes itself onto a linked list per target slice; then the unit of each list's head
 //!   walks the list and writes the reduced value once. No update is lost and nothing spins.
-//!   `Min`/`Max` choose on raw bits, so a compiler cannot substitute a `min` instruction.
+//!   `Min`/`Max` choose on raw bits, so a compiler cannot substitute a `min` instruction. Where
+//!   the rows average 16 or more per target, each target gets about the square root of that
+//!   many lists ([`list_buckets`], row `r` on list `r % buckets`), each reduced by its own unit,
+//!   and one more launch ([`scatter_nd_combine_buckets`](fn@scatter_nd_combine_buckets)) folds
+//!   the partial results into the output: a walk is a chain of dependent loads, which a GPU
+//!   runs at memory latency, so no chain should be much longer than the number of chains.
 //!
 //! **Data in words.** Data that the runtime cannot bind, or for a reduction compute with, is
 //! held in 32-bit words ([`data_in_words`]): 8- and 16-bit elements packed two or four to a
@@ -47,12 +52,13 @@ mod split;
 
 pub use indices::scatter_nd_resolve_indices;
 pub use kernel::{
-    ReduceOp, scatter_nd_assign, scatter_nd_atomic, scatter_nd_clear, scatter_nd_gather,
-    scatter_nd_link_rows, scatter_nd_reduce_lists,
+    ReduceOp, scatter_nd_assign, scatter_nd_atomic, scatter_nd_clear, scatter_nd_combine_buckets,
+    scatter_nd_gather, scatter_nd_link_rows, scatter_nd_reduce_lists,
 };
 pub use launch::{
     OutOfRange, ScatterNdData, ScatterNdIndices, ScatterNdLayout, ScatterReduction,
-    ScatterStrategy, data_in_words, launch_gather_nd, launch_scatter_nd, scatter_strategy,
+    ScatterStrategy, data_in_words, launch_gather_nd, launch_scatter_nd, list_buckets,
+    scatter_strategy,
 };
 pub use packed::{WordKind, scatter_nd_gather_packed, scatter_nd_reduce_lists_packed};
 pub use split::{scatter_nd_gather_split, scatter_nd_reduce_lists_split};

@@ -229,7 +229,7 @@ pub fn scatter_nd_reduce_lists_packed(
     if position >= units {
         terminate!();
     }
-    let (element, heads_list) = list_head(heads, targets, position, slice);
+    let (element, _, heads_list) = list_head(heads, targets, position, slice, 1u32);
     if !heads_list {
         terminate!();
     }

@@ -115,7 +115,7 @@ pub fn scatter_nd_reduce_lists_split(
     if position >= units {
         terminate!();
     }
-    let (element, heads_list) = list_head(heads, targets, position, slice);
+    let (element, _, heads_list) = list_head(heads, targets, position, slice, 1u32);
     if !heads_list {
         terminate!();
     }
