@@ -229,9 +229,9 @@ fn many_lists_per_target_match_the_host() {
         // products stay exact; NaN updates only for Min/Max.
         let f32_update = |r: usize, c: usize| -> f32 {
             match op {
-                ReduceOp::Mul if r % 125 == 0 => [2.0, -1.0, 2.0][(r / 125 + c) % 3],
+                ReduceOp::Mul if r.is_multiple_of(125) => [2.0, -1.0, 2.0][(r / 125 + c) % 3],
                 ReduceOp::Mul => 1.0,
-                ReduceOp::Min | ReduceOp::Max if r % 97 == 0 => f32::NAN,
+                ReduceOp::Min | ReduceOp::Max if r.is_multiple_of(97) => f32::NAN,
                 _ => ((r * 31 + c * 7) % 41) as f32 - 20.0,
             }
         };
