@@ -38,12 +38,6 @@ fn unsupported(
     }
 }
 
-/// What to tell a user whose device lacks a dtype.
-const STORAGE_HINT: &str = "this device cannot store it (the default wgpu shader path \
-    holds 32-bit types, plus i64/u64/f16 where the adapter allows: not on OpenGL, which wgpu \
-    picks where no Vulkan driver is found; build with the `vulkan` feature and use \
-    `Device::vulkan(..)` for 8- and 16-bit types, or cast the tensor first)";
-
 /// Whether `device` can compute with `dtype` (not only store it).
 fn can_compute(device: &Device, dtype: DType) -> bool {
     <Dispatch as Backend>::dtype_usage(device.as_dispatch(), dtype).contains(DTypeUsage::Arithmetic)
@@ -108,9 +102,10 @@ pub(crate) fn check_scatter_data_dtype(
             dtype,
             device,
             format!(
-                "{reduction:?} needs arithmetic on it, and {STORAGE_HINT}; the kernels hold \
-                 it as 32-bit words there, which serves Assign, Min and Max but not float \
-                 sums and products"
+                "this device stores no {dtype:?} (wgpu's OpenGL backend has no 64-bit types), so \
+                 the kernels hold the data as pairs of 32-bit words: that serves Assign, Min and \
+                 Max, which move and compare bits, but {reduction:?} needs float arithmetic of \
+                 that width; cast the tensors to F32, or run on a Vulkan device"
             ),
         ));
     }
