@@ -11,7 +11,7 @@ use super::kernel::{
     scatter_nd_gather, scatter_nd_link_rows, scatter_nd_reduce_lists,
 };
 use super::packed::{WordKind, scatter_nd_gather_packed, scatter_nd_reduce_lists_packed};
-use super::split::{scatter_nd_gather_split, scatter_nd_reduce_lists_split};
+use super::split::scatter_nd_reduce_lists_split;
 use crate::launch::{bits_elem, can_bind, elementwise_geometry, require_len, require_word_aligned};
 use crate::{KernelError, StorageWidth};
 
@@ -462,28 +462,6 @@ pub fn launch_gather_nd(
     // below `input_len`. An empty input has a dimension of size 0, which no tuple resolves
     // into.
     match binding {
-        DataBinding::Typed(data_elem) => {
-            let (cubes, dim) = elementwise_geometry(client, units);
-            unsafe {
-                scatter_nd_gather::launch_unchecked(
-                    client,
-                    cubes,
-                    dim,
-                    address,
-                    BufferArg::from_raw_parts(output, units),
-                    BufferArg::from_raw_parts(indices, index_len),
-                    BufferArg::from_raw_parts(input, input_len),
-                    BufferArg::from_raw_parts(dims, k),
-                    layout.slice,
-                    units,
-                    k,
-                    signed,
-                    wide,
-                    clamp,
-                    [data_elem, index_elem],
-                );
-            }
-        }
         DataBinding::Packed { bits, .. } => {
             let words = (units * bytes).div_ceil(4);
             let input_words = (input_len * bytes).div_ceil(4);
@@ -510,26 +488,32 @@ pub fn launch_gather_nd(
                 );
             }
         }
-        DataBinding::Split { .. } => {
-            let words = 2 * units;
-            let (cubes, dim) = elementwise_geometry(client, words);
+        DataBinding::Typed(_) | DataBinding::Split { .. } => {
+            // Only bits move, so 64-bit elements held as word pairs gather as u32 rows of twice
+            // the slice: word `w` of a gathered row is word `w` of its input slice.
+            let (data_elem, per_element) = match binding {
+                DataBinding::Typed(data_elem) => (data_elem, 1),
+                _ => (ElemType::UInt(UIntKind::U32), 2),
+            };
+            let units = units * per_element;
+            let (cubes, dim) = elementwise_geometry(client, units);
             unsafe {
-                scatter_nd_gather_split::launch_unchecked(
+                scatter_nd_gather::launch_unchecked(
                     client,
                     cubes,
                     dim,
                     address,
-                    BufferArg::from_raw_parts(output, words),
+                    BufferArg::from_raw_parts(output, units),
                     BufferArg::from_raw_parts(indices, index_len),
-                    BufferArg::from_raw_parts(input, 2 * input_len),
+                    BufferArg::from_raw_parts(input, input_len * per_element),
                     BufferArg::from_raw_parts(dims, k),
-                    layout.slice,
-                    words,
+                    layout.slice * per_element,
+                    units,
                     k,
                     signed,
                     wide,
                     clamp,
-                    index_elem,
+                    [data_elem, index_elem],
                 );
             }
         }
@@ -788,7 +772,19 @@ unsafe fn launch_lists(
         index_len,
         address,
     } = lists;
-    let (rows, slice, targets, output_len, units) = (*rows, *slice, *targets, *output_len, *units);
+    // `Assign` only moves bits: 64-bit elements held as word pairs take the typed kernel as u32
+    // rows of twice the slice. The units of each target's head row write all its words, so
+    // duplicates never tear an element.
+    let (binding, per_element) = match (binding, op) {
+        (DataBinding::Split { .. }, None) => (DataBinding::Typed(ElemType::UInt(UIntKind::U32)), 2),
+        _ => (binding, 1),
+    };
+    let (rows, targets) = (*rows, *targets);
+    let (slice, output_len, units) = (
+        *slice * per_element,
+        *output_len * per_element,
+        *units * per_element,
+    );
     // Several lists per target only for typed reductions; words keep one writer per element.
     let buckets = match (binding, op) {
         (DataBinding::Typed(_), Some(_)) => list_buckets(rows, targets),
@@ -881,6 +877,7 @@ unsafe fn launch_lists(
                 }
             }
             DataBinding::Split { kind } => {
+                let op = op.expect("Assign on word pairs took the typed kernel above");
                 scatter_nd_reduce_lists_split::launch_unchecked(
                     client,
                     element_cubes,

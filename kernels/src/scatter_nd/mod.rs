@@ -61,4 +61,4 @@ pub use launch::{
     scatter_strategy,
 };
 pub use packed::{WordKind, scatter_nd_gather_packed, scatter_nd_reduce_lists_packed};
-pub use split::{scatter_nd_gather_split, scatter_nd_reduce_lists_split};
+pub use split::scatter_nd_reduce_lists_split;

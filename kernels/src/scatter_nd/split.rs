@@ -2,15 +2,17 @@
 //! 32-bit words, low word first, and all arithmetic runs on those words.
 //!
 //! Two plain stores could tear an element between two duplicate updates, so the scatter always
-//! runs on the per-target lists (see the [module docs](super)): exactly one unit writes each
-//! target element, both its words, and no other unit touches them. Integers wrap (`Add` with a
+//! runs on the per-target lists (see the [module docs](super)): only the head row of a target
+//! writes it. `Assign` moves bits only and takes the typed list kernel as u32 rows of twice the
+//! slice; the reductions take [`scatter_nd_reduce_lists_split`], where exactly one unit writes
+//! each target element, both its words. Integers wrap (`Add` with a
 //! carry, `Mul` from 16-bit partial products); `Min`/`Max` choose on the raw bits with the
 //! crate's rules (a NaN never replaces and is never replaced, zeros keep their sign). `f64`
 //! `Add`/`Mul` need float arithmetic the runtime does not have, and the launcher refuses them.
 
 use cubecl::prelude::*;
 
-use super::kernel::{ReduceOp, list_head, update_target};
+use super::kernel::{ReduceOp, list_head};
 use super::packed::WordKind;
 
 /// The high 32 bits of the 64-bit product of `a` and `b`.
@@ -94,9 +96,10 @@ fn combine_split(
     (out_lo, out_hi)
 }
 
-/// Lists, step 2, for 64-bit data held as word pairs: the unit whose row heads its target's
-/// list writes the target element's two words once (the head's update for `Assign`, `op` over
-/// the whole list otherwise); the other units return at once.
+/// Lists, step 2, for a reduction on 64-bit data held as word pairs: the unit whose row heads
+/// its target's list writes `op` over the current value and the whole list into the target
+/// element's two words, once; the other units return at once. (`Assign` only moves bits: the
+/// launcher runs it through the typed kernel as u32 rows of twice the slice.)
 ///
 /// `heads`, `next` and `targets` are final here, as in `scatter_nd_reduce_lists`.
 #[cube(launch_unchecked, address_type = "dynamic")]
@@ -108,7 +111,7 @@ pub fn scatter_nd_reduce_lists_split(
     targets: &[u32],
     slice: usize,
     units: usize,
-    #[comptime] op: Option<ReduceOp>,
+    #[comptime] op: ReduceOp,
     #[comptime] kind: WordKind,
 ) {
     let position = ABSOLUTE_POS;
@@ -121,54 +124,18 @@ pub fn scatter_nd_reduce_lists_split(
     }
     let row = position / slice;
     let col = position % slice;
-    let mut lo = updates[2 * position];
-    let mut hi = updates[2 * position + 1];
-    if comptime!(op.is_some()) {
-        let reduce = comptime!(op.unwrap_or(ReduceOp::Add));
-        lo = output[2 * element];
-        hi = output[2 * element + 1];
-        let mut link = row as u32 + 1;
-        // Every link points to a row pushed earlier, so the walk ends.
-        while link != 0 {
-            let member = (link - 1) as usize;
-            let at = 2 * (member * slice + col);
-            let (new_lo, new_hi) =
-                combine_split(lo, hi, updates[at], updates[at + 1], reduce, kind);
-            lo = new_lo;
-            hi = new_hi;
-            link = next[member];
-        }
+    let mut lo = output[2 * element];
+    let mut hi = output[2 * element + 1];
+    let mut link = row as u32 + 1;
+    // Every link points to a row pushed earlier, so the walk ends.
+    while link != 0 {
+        let member = (link - 1) as usize;
+        let at = 2 * (member * slice + col);
+        let (new_lo, new_hi) = combine_split(lo, hi, updates[at], updates[at + 1], op, kind);
+        lo = new_lo;
+        hi = new_hi;
+        link = next[member];
     }
     output[2 * element] = lo;
     output[2 * element + 1] = hi;
-}
-
-/// ScatterND's adjoint for 64-bit data held as word pairs: unit `w` writes output word `w`,
-/// one half of update-shaped element `w / 2`, taken from the input element its index tuple
-/// addresses (zero for a skipped tuple).
-#[cube(launch_unchecked, address_type = "dynamic")]
-pub fn scatter_nd_gather_split<I: Int>(
-    output: &mut [u32],
-    indices: &[I],
-    input: &[u32],
-    dims: &[u32],
-    slice: usize,
-    words: usize,
-    #[comptime] k: usize,
-    #[comptime] signed: bool,
-    #[comptime] wide: bool,
-    #[comptime] clamp: bool,
-    #[define(I)] _index_type: ElemType,
-) {
-    let word = ABSOLUTE_POS;
-    if word >= words {
-        terminate!();
-    }
-    let (element, valid) =
-        update_target::<I>(indices, dims, word / 2, slice, k, signed, wide, clamp);
-    let mut value = 0u32;
-    if valid {
-        value = input[2 * element + word % 2];
-    }
-    output[word] = value;
 }
