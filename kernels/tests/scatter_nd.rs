@@ -9,10 +9,10 @@ mod common;
 
 use burn_dml_ops_kernels::KernelError;
 use burn_dml_ops_kernels::scatter_nd::{
-    OutOfRange, ReduceOp, ScatterNdData, ScatterNdIndices, ScatterNdLayout, ScatterReduction,
-    ScatterStrategy, launch_scatter_nd, scatter_strategy,
+    ReduceOp, ScatterReduction, ScatterStrategy, scatter_strategy,
 };
 use common::client;
+use common::scatter::Scatter;
 use cubecl::ir::{ElemType, FloatKind, IntKind};
 use cubecl::prelude::*;
 
@@ -44,29 +44,18 @@ fn run(client: &Client, op: ReduceOp, strategy: ScatterStrategy) -> Vec<u32> {
     let values: Vec<f32> = cases.iter().map(|c| c.0).collect();
     let updates: Vec<f32> = cases.iter().map(|c| c.1).collect();
     let indices: Vec<i32> = (0..cases.len() as i32).collect();
-    let output = client.create_from_slice(f32::as_bytes(&values));
-    launch_scatter_nd(
-        client,
-        &ScatterNdData {
-            output: output.clone(),
-            updates: client.create_from_slice(f32::as_bytes(&updates)),
-            elem: ElemType::Float(FloatKind::F32),
-        },
-        &ScatterNdIndices {
-            handle: client.create_from_slice(i32::as_bytes(&indices)),
-            elem: ElemType::Int(IntKind::I32),
-            out_of_range: OutOfRange::Skip,
-        },
-        ScatterNdLayout {
-            dims: &[cases.len()],
-            rows: cases.len(),
-            slice: 1,
-        },
-        ScatterReduction::Reduce(op),
-        strategy,
-    )
+    let (bytes, _) = Scatter {
+        strategy: Some(strategy),
+        ..Scatter::new(
+            ElemType::Float(FloatKind::F32),
+            f32::as_bytes(&values),
+            &indices,
+            f32::as_bytes(&updates),
+            ScatterReduction::Reduce(op),
+        )
+    }
+    .run(client)
     .expect("the launch is valid");
-    let bytes = client.read_one(output).expect("read the output");
     f32::from_bytes(&bytes)
         .iter()
         .map(|v| v.to_bits())
@@ -144,31 +133,21 @@ fn each_strategy_as_an_argument_matches_the_host() {
         }
         for strategy in strategies {
             let as_i32 = |v: &[i64]| v.iter().map(|&x| x as i32).collect::<Vec<i32>>();
-            let output = client.create_from_slice(i32::as_bytes(&as_i32(&values)));
             let indices: Vec<i32> = targets.iter().map(|&t| t as i32).collect();
-            let ran = launch_scatter_nd(
-                &client,
-                &ScatterNdData {
-                    output: output.clone(),
-                    updates: client.create_from_slice(i32::as_bytes(&as_i32(&updates))),
-                    elem: i32_elem,
-                },
-                &ScatterNdIndices {
-                    handle: client.create_from_slice(i32::as_bytes(&indices)),
-                    elem: i32_elem,
-                    out_of_range: OutOfRange::Skip,
-                },
-                ScatterNdLayout {
-                    dims: &[values.len()],
-                    rows,
-                    slice: 1,
-                },
-                reduction,
-                strategy,
-            )
+            let (values_i32, updates_i32) = (as_i32(&values), as_i32(&updates));
+            let (bytes, ran) = Scatter {
+                strategy: Some(strategy),
+                ..Scatter::new(
+                    i32_elem,
+                    i32::as_bytes(&values_i32),
+                    &indices,
+                    i32::as_bytes(&updates_i32),
+                    reduction,
+                )
+            }
+            .run(&client)
             .expect("the launch is valid");
             assert_eq!(ran, strategy, "{op:?}: the strategy that ran");
-            let bytes = client.read_one(output).expect("read the output");
             let actual: Vec<i64> = i32::from_bytes(&bytes).iter().map(|&v| v as i64).collect();
             assert_eq!(
                 actual,
@@ -178,27 +157,17 @@ fn each_strategy_as_an_argument_matches_the_host() {
         }
     }
     // Mul has no atomic anywhere: asking for one is an error, and nothing runs.
-    let output = client.create_from_slice(i32::as_bytes(&[1i32]));
-    let err = launch_scatter_nd(
-        &client,
-        &ScatterNdData {
-            output,
-            updates: client.create_from_slice(i32::as_bytes(&[2i32])),
-            elem: i32_elem,
-        },
-        &ScatterNdIndices {
-            handle: client.create_from_slice(i32::as_bytes(&[0i32])),
-            elem: i32_elem,
-            out_of_range: OutOfRange::Skip,
-        },
-        ScatterNdLayout {
-            dims: &[1],
-            rows: 1,
-            slice: 1,
-        },
-        ScatterReduction::Reduce(ReduceOp::Mul),
-        ScatterStrategy::Atomic,
-    )
+    let err = Scatter {
+        strategy: Some(ScatterStrategy::Atomic),
+        ..Scatter::new(
+            i32_elem,
+            i32::as_bytes(&[1i32]),
+            &[0],
+            i32::as_bytes(&[2i32]),
+            ScatterReduction::Reduce(ReduceOp::Mul),
+        )
+    }
+    .run(&client)
     .unwrap_err();
     assert!(matches!(err, KernelError::InvalidPlan { .. }), "{err:?}");
     assert!(err.to_string().contains("cannot apply"), "{err}");
@@ -252,29 +221,25 @@ fn many_lists_per_target_match_the_host() {
                 };
             }
         }
-        let output = client.create_from_slice(f32::as_bytes(&values));
-        launch_scatter_nd(
-            &client,
-            &ScatterNdData {
-                output: output.clone(),
-                updates: client.create_from_slice(f32::as_bytes(&updates)),
-                elem: ElemType::Float(FloatKind::F32),
-            },
-            &ScatterNdIndices {
-                handle: client.create_from_slice(i32::as_bytes(&target_of)),
-                elem: ElemType::Int(IntKind::I32),
-                out_of_range: OutOfRange::Skip,
-            },
-            ScatterNdLayout {
-                dims: &[targets],
-                rows,
+        let lists = |elem, values: &[u8], updates: &[u8]| {
+            Scatter {
+                dims: vec![targets],
                 slice,
-            },
-            ScatterReduction::Reduce(op),
-            ScatterStrategy::Lists,
-        )
-        .expect("the launch is valid");
-        let bytes = client.read_one(output).expect("read the output");
+                strategy: Some(ScatterStrategy::Lists),
+                ..Scatter::new(
+                    elem,
+                    values,
+                    &target_of,
+                    updates,
+                    ScatterReduction::Reduce(op),
+                )
+            }
+            .run(&client)
+            .expect("the launch is valid")
+            .0
+        };
+        let f32_elem = ElemType::Float(FloatKind::F32);
+        let bytes = lists(f32_elem, f32::as_bytes(&values), f32::as_bytes(&updates));
         let actual: Vec<u32> = f32::from_bytes(&bytes)
             .iter()
             .map(|v| v.to_bits())
@@ -299,29 +264,12 @@ fn many_lists_per_target_match_the_host() {
                 };
             }
         }
-        let output = client.create_from_slice(i32::as_bytes(&i32_values));
-        launch_scatter_nd(
-            &client,
-            &ScatterNdData {
-                output: output.clone(),
-                updates: client.create_from_slice(i32::as_bytes(&i32_updates)),
-                elem: ElemType::Int(IntKind::I32),
-            },
-            &ScatterNdIndices {
-                handle: client.create_from_slice(i32::as_bytes(&target_of)),
-                elem: ElemType::Int(IntKind::I32),
-                out_of_range: OutOfRange::Skip,
-            },
-            ScatterNdLayout {
-                dims: &[targets],
-                rows,
-                slice,
-            },
-            ScatterReduction::Reduce(op),
-            ScatterStrategy::Lists,
-        )
-        .expect("the launch is valid");
-        let bytes = client.read_one(output).expect("read the output");
+        let i32_elem = ElemType::Int(IntKind::I32);
+        let bytes = lists(
+            i32_elem,
+            i32::as_bytes(&i32_values),
+            i32::as_bytes(&i32_updates),
+        );
         assert_eq!(i32::from_bytes(&bytes), &expected[..], "i32 {op:?}");
     }
 }

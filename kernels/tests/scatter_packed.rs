@@ -8,9 +8,9 @@ mod common;
 
 use burn_dml_ops_kernels::KernelError;
 use burn_dml_ops_kernels::scatter_nd::{
-    OutOfRange, ReduceOp, ScatterNdData, ScatterNdIndices, ScatterNdLayout, ScatterReduction,
-    ScatterStrategy, data_in_words, launch_gather_nd, launch_scatter_nd, scatter_strategy,
+    ReduceOp, ScatterReduction, ScatterStrategy, data_in_words, scatter_strategy,
 };
+use common::scatter::{Scatter, gather};
 use common::{GUARD_BYTE, binds, bytes, client};
 use cubecl::ir::{ElemType, FloatKind, IntKind, UIntKind};
 use cubecl::prelude::*;
@@ -112,36 +112,13 @@ fn run(
     updates: &[u8],
     reduction: ScatterReduction,
 ) -> Result<(Vec<u8>, ScatterStrategy), KernelError> {
-    let width = elem.size();
-    let len = values.len() / width;
     let mut buffer = values.to_vec();
     buffer.resize(values.len().div_ceil(4) * 4 + 4, GUARD_BYTE);
-    let output = client.create_from_slice(&buffer);
-    let strategy = scatter_strategy(client, elem, reduction);
-    let ran = launch_scatter_nd(
-        client,
-        &ScatterNdData {
-            output: output.clone(),
-            updates: client.create_from_slice(updates),
-            elem,
-        },
-        &ScatterNdIndices {
-            handle: client.create_from_slice(i32::as_bytes(indices)),
-            elem: ElemType::Int(IntKind::I32),
-            out_of_range: OutOfRange::Skip,
-        },
-        ScatterNdLayout {
-            dims: &[len],
-            rows: indices.len(),
-            slice: 1,
-        },
-        reduction,
-        strategy,
-    )?;
-    Ok((
-        client.read_one(output).expect("read the output").to_vec(),
-        ran,
-    ))
+    Scatter {
+        dims: vec![values.len() / elem.size()],
+        ..Scatter::new(elem, &buffer, indices, updates, reduction)
+    }
+    .run(client)
 }
 
 /// Every narrow type packs exactly where the runtime cannot bind it (or, for a reduction,
@@ -182,26 +159,11 @@ fn narrow_data_is_packed_where_the_runtime_cannot_bind_it() {
             }
         }
         if data_in_words(&client, elem, ScatterReduction::Assign) {
-            let err = launch_scatter_nd(
-                &client,
-                &ScatterNdData {
-                    output: client.create_from_slice(&[0u8; 4]),
-                    updates: client.create_from_slice(&[1u8; 4]),
-                    elem,
-                },
-                &ScatterNdIndices {
-                    handle: client.create_from_slice(i32::as_bytes(&[0])),
-                    elem: ElemType::Int(IntKind::I32),
-                    out_of_range: OutOfRange::Skip,
-                },
-                ScatterNdLayout {
-                    dims: &[4 / elem.size()],
-                    rows: 1,
-                    slice: 1,
-                },
-                ScatterReduction::Assign,
-                ScatterStrategy::Store,
-            )
+            let err = Scatter {
+                strategy: Some(ScatterStrategy::Store),
+                ..Scatter::new(elem, &[0u8; 4], &[0], &[1u8; 4], ScatterReduction::Assign)
+            }
+            .run(&client)
             .unwrap_err();
             assert!(
                 matches!(err, KernelError::InvalidPlan { .. }),
@@ -330,32 +292,21 @@ fn packed_float_arithmetic_rounds_like_half() {
 fn assign_through_the_lists() {
     let Some(client) = client() else { return };
     let values = [10i32, 20, 30];
-    let output = client.create_from_slice(i32::as_bytes(&values));
     let indices = [2i32, 0, 2, 2];
     let updates = [1i32, 2, 3, 4];
-    let ran = launch_scatter_nd(
-        &client,
-        &ScatterNdData {
-            output: output.clone(),
-            updates: client.create_from_slice(i32::as_bytes(&updates)),
-            elem: ElemType::Int(IntKind::I32),
-        },
-        &ScatterNdIndices {
-            handle: client.create_from_slice(i32::as_bytes(&indices)),
-            elem: ElemType::Int(IntKind::I32),
-            out_of_range: OutOfRange::Skip,
-        },
-        ScatterNdLayout {
-            dims: &[3],
-            rows: 4,
-            slice: 1,
-        },
-        ScatterReduction::Assign,
-        ScatterStrategy::Lists,
-    )
+    let (bytes, ran) = Scatter {
+        strategy: Some(ScatterStrategy::Lists),
+        ..Scatter::new(
+            ElemType::Int(IntKind::I32),
+            i32::as_bytes(&values),
+            &indices,
+            i32::as_bytes(&updates),
+            ScatterReduction::Assign,
+        )
+    }
+    .run(&client)
     .expect("the launch is valid");
     assert_eq!(ran, ScatterStrategy::Lists);
-    let bytes = client.read_one(output).expect("read the output");
     let out = i32::from_bytes(&bytes);
     assert_eq!(out[0], 2);
     assert_eq!(out[1], 20);
@@ -375,25 +326,8 @@ fn narrow_gather_matches_the_host() {
         let units = indices.len() * 3;
         let mut output = vec![0u8; units * width];
         output.resize((units * width).div_ceil(4) * 4 + 4, GUARD_BYTE);
-        let output_handle = client.create_from_slice(&output);
-        launch_gather_nd(
-            &client,
-            client.create_from_slice(&input),
-            output_handle.clone(),
-            elem,
-            &ScatterNdIndices {
-                handle: client.create_from_slice(i32::as_bytes(&indices)),
-                elem: ElemType::Int(IntKind::I32),
-                out_of_range: OutOfRange::Skip,
-            },
-            ScatterNdLayout {
-                dims: &[4],
-                rows: indices.len(),
-                slice: 3,
-            },
-        )
-        .unwrap_or_else(|err| panic!("{elem}: {err}"));
-        let actual = client.read_one(output_handle).expect("read the output");
+        let actual = gather(&client, elem, &input, &output, &indices, &[4], 3)
+            .unwrap_or_else(|err| panic!("{elem}: {err}"));
         for (row, &index) in indices.iter().enumerate() {
             let source = if index < 0 { index + 4 } else { index };
             for col in 0..3 {

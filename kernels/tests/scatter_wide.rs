@@ -8,9 +8,9 @@ mod common;
 
 use burn_dml_ops_kernels::KernelError;
 use burn_dml_ops_kernels::scatter_nd::{
-    OutOfRange, ReduceOp, ScatterNdData, ScatterNdIndices, ScatterNdLayout, ScatterReduction,
-    ScatterStrategy, data_in_words, launch_gather_nd, launch_scatter_nd, scatter_strategy,
+    OutOfRange, ReduceOp, ScatterReduction, ScatterStrategy, data_in_words,
 };
+use common::scatter::{Scatter, gather};
 use common::{binds, bytes, client};
 use cubecl::ir::{ElemType, FloatKind, IntKind, UIntKind};
 use cubecl::prelude::*;
@@ -122,27 +122,14 @@ fn wide_data_matches_the_host() {
             };
             let updates = patterns(targets.len(), 100 + (n * 4 + r) as u64);
             let indices: Vec<i32> = targets.iter().map(|&t| t as i32).collect();
-            let output = client.create_from_slice(u64::as_bytes(&values));
-            let result = launch_scatter_nd(
-                &client,
-                &ScatterNdData {
-                    output: output.clone(),
-                    updates: client.create_from_slice(u64::as_bytes(&updates)),
-                    elem,
-                },
-                &ScatterNdIndices {
-                    handle: client.create_from_slice(i32::as_bytes(&indices)),
-                    elem: ElemType::Int(IntKind::I32),
-                    out_of_range: OutOfRange::Skip,
-                },
-                ScatterNdLayout {
-                    dims: &[len],
-                    rows: targets.len(),
-                    slice: 1,
-                },
+            let result = Scatter::new(
+                elem,
+                u64::as_bytes(&values),
+                &indices,
+                u64::as_bytes(&updates),
                 reduction,
-                scatter_strategy(&client, elem, reduction),
-            );
+            )
+            .run(&client);
             if refused {
                 let err = result.unwrap_err();
                 assert!(
@@ -151,11 +138,10 @@ fn wide_data_matches_the_host() {
                 );
                 continue;
             }
-            let ran = result.unwrap_or_else(|err| panic!("{elem} {op:?}: {err}"));
+            let (bytes, ran) = result.unwrap_or_else(|err| panic!("{elem} {op:?}: {err}"));
             if in_words {
                 assert_eq!(ran, ScatterStrategy::Lists, "{elem} {op:?}");
             }
-            let bytes = client.read_one(output).expect("read the output");
             let actual = u64::from_bytes(&bytes);
             let mut expected = values.clone();
             for (row, &t) in targets.iter().enumerate() {
@@ -175,29 +161,15 @@ fn wide_data_matches_the_host() {
         let targets: Vec<usize> = (0..8 * len).map(|i| (i * 13) % (len / 2)).collect();
         let updates = patterns(targets.len(), 600 + n as u64);
         let indices: Vec<i32> = targets.iter().map(|&t| t as i32).collect();
-        let output = client.create_from_slice(u64::as_bytes(&values));
-        launch_scatter_nd(
-            &client,
-            &ScatterNdData {
-                output: output.clone(),
-                updates: client.create_from_slice(u64::as_bytes(&updates)),
-                elem,
-            },
-            &ScatterNdIndices {
-                handle: client.create_from_slice(i32::as_bytes(&indices)),
-                elem: ElemType::Int(IntKind::I32),
-                out_of_range: OutOfRange::Skip,
-            },
-            ScatterNdLayout {
-                dims: &[len],
-                rows: targets.len(),
-                slice: 1,
-            },
+        let (bytes, _) = Scatter::new(
+            elem,
+            u64::as_bytes(&values),
+            &indices,
+            u64::as_bytes(&updates),
             ScatterReduction::Assign,
-            scatter_strategy(&client, elem, ScatterReduction::Assign),
         )
+        .run(&client)
         .unwrap_or_else(|err| panic!("{elem} Assign: {err}"));
-        let bytes = client.read_one(output).expect("read the output");
         let actual = u64::from_bytes(&bytes);
         for t in 0..len {
             let candidates: Vec<u64> = (0..targets.len())
@@ -221,25 +193,17 @@ fn wide_gather_matches_the_host() {
     for elem in WIDE {
         let input = patterns(12, 900);
         let indices = [1i32, 3, -1, 4, 0];
-        let output = client.empty(indices.len() * 3 * 8);
-        launch_gather_nd(
+        let output = vec![0u8; indices.len() * 3 * 8];
+        let bytes = gather(
             &client,
-            client.create_from_slice(u64::as_bytes(&input)),
-            output.clone(),
             elem,
-            &ScatterNdIndices {
-                handle: client.create_from_slice(i32::as_bytes(&indices)),
-                elem: ElemType::Int(IntKind::I32),
-                out_of_range: OutOfRange::Skip,
-            },
-            ScatterNdLayout {
-                dims: &[4],
-                rows: indices.len(),
-                slice: 3,
-            },
+            u64::as_bytes(&input),
+            &output,
+            &indices,
+            &[4],
+            3,
         )
         .unwrap_or_else(|err| panic!("{elem}: {err}"));
-        let bytes = client.read_one(output).expect("read the output");
         let actual = u64::from_bytes(&bytes);
         for (row, &index) in indices.iter().enumerate() {
             let source = if index < 0 { index + 4 } else { index };
@@ -316,30 +280,23 @@ fn indices_of_every_width_resolve_like_the_host() {
             .collect();
         index_bytes.resize(index_bytes.len().div_ceil(4) * 4, 0);
         for out_of_range in [OutOfRange::Skip, OutOfRange::Clamp] {
-            let output = client.create_from_slice(i32::as_bytes(&[0i32; 5]));
             let updates: Vec<i32> = (0..raw.len()).map(|r| 1 << r).collect();
-            launch_scatter_nd(
-                &client,
-                &ScatterNdData {
-                    output: output.clone(),
-                    updates: client.create_from_slice(i32::as_bytes(&updates)),
-                    elem: ElemType::Int(IntKind::I32),
-                },
-                &ScatterNdIndices {
-                    handle: client.create_from_slice(&index_bytes),
-                    elem,
-                    out_of_range,
-                },
-                ScatterNdLayout {
-                    dims: &[dim as usize],
-                    rows: raw.len(),
-                    slice: 1,
-                },
-                ScatterReduction::Reduce(ReduceOp::Add),
-                ScatterStrategy::Lists,
-            )
+            let (bytes, _) = Scatter {
+                indices: &index_bytes,
+                rows: raw.len(),
+                index_elem: elem,
+                out_of_range,
+                strategy: Some(ScatterStrategy::Lists),
+                ..Scatter::new(
+                    ElemType::Int(IntKind::I32),
+                    i32::as_bytes(&[0i32; 5]),
+                    &[],
+                    i32::as_bytes(&updates),
+                    ScatterReduction::Reduce(ReduceOp::Add),
+                )
+            }
+            .run(&client)
             .unwrap_or_else(|err| panic!("{elem} {out_of_range:?}: {err}"));
-            let bytes = client.read_one(output).expect("read the output");
             let actual = i32::from_bytes(&bytes).to_vec();
             let mut expected = [0i32; 5];
             for (row, &v) in stored.iter().enumerate() {

@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod scatter;
 mod skip;
 
 use skip::left_out;
