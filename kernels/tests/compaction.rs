@@ -11,7 +11,7 @@ use burn_dml_ops_kernels::nonzero::{
     NonZeroPredicate, launch_nonzero_coordinates,
 };
 use burn_dml_ops_kernels::{KernelError, StorageWidth};
-use common::{binds, client};
+use common::{INTEGERS, binds, client};
 use cubecl::ir::{ElemType, FloatKind, IntKind};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
@@ -725,16 +725,7 @@ fn outputs_of_every_integer_type() {
     let values: Vec<u32> = (0..26).map(|i| u32::from(i % 3 == 1 || i == 25)).collect();
     let (count, rows) = oracle(&values, &dims, 0);
     let mut words_ran = Vec::new();
-    for elem in [
-        ElemType::UInt(UIntKind::U8),
-        ElemType::Int(IntKind::I8),
-        ElemType::UInt(UIntKind::U16),
-        ElemType::Int(IntKind::I16),
-        ElemType::UInt(UIntKind::U32),
-        ElemType::Int(IntKind::I32),
-        ElemType::UInt(UIntKind::U64),
-        ElemType::Int(IntKind::I64),
-    ] {
+    for elem in INTEGERS {
         let size = elem.size();
         let signed = matches!(elem, ElemType::Int(_));
         for fill in [None, Some(if signed { -3i64 } else { 100 })] {

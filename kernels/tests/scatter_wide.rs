@@ -11,7 +11,7 @@ use burn_dml_ops_kernels::scatter_nd::{
     OutOfRange, ReduceOp, ScatterReduction, ScatterStrategy, data_in_words,
 };
 use common::scatter::{Scatter, gather};
-use common::{binds, bytes, client};
+use common::{INTEGERS, binds, bytes, client};
 use cubecl::ir::{ElemType, FloatKind, IntKind, UIntKind};
 use cubecl::prelude::*;
 
@@ -246,16 +246,7 @@ fn indices_of_every_width_resolve_like_the_host() {
         i64::MIN as i128,
     ];
     let mut words_ran = Vec::new();
-    for elem in [
-        ElemType::UInt(UIntKind::U8),
-        ElemType::Int(IntKind::I8),
-        ElemType::UInt(UIntKind::U16),
-        ElemType::Int(IntKind::I16),
-        ElemType::UInt(UIntKind::U32),
-        ElemType::Int(IntKind::I32),
-        ElemType::UInt(UIntKind::U64),
-        ElemType::Int(IntKind::I64),
-    ] {
+    for elem in INTEGERS {
         let width = elem.size();
         let signed = matches!(elem, ElemType::Int(_));
         if !binds(&client, elem) {

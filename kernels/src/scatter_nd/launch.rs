@@ -140,20 +140,19 @@ fn data_binding(
                 return Err(KernelError::UnsupportedType { elem, role: "data" });
             }
             let compute = compute_elem(elem, op);
+            // 8- and 16-bit data takes the packed kernel unless the runtime computes with the
+            // type and, for float `Min`/`Max` (which choose on raw bits), with the unsigned type
+            // of its width: a compare-and-select may compile to a `min` with the hardware's own
+            // NaN and signed-zero rules (f16 on WGSL has no u16).
             let arithmetic = client
                 .properties()
                 .type_usage(compute)
                 .contains(TypeUsage::Arithmetic);
-            // Float `Min`/`Max` choose on raw bits, as the unsigned type of the width; where
-            // the runtime has none to compute with (f16 on WGSL) the packed kernel does it on
-            // 32-bit words, since a compare-and-select may compile to a `min` with the
-            // hardware's own NaN and signed-zero rules.
-            let selects_on_bits = !matches!(elem, ElemType::Float(_))
-                || matches!(op, ReduceOp::Add | ReduceOp::Mul)
-                || selection_bits(client, elem).is_some()
-                || bits > 16;
-            (can_bind(client, compute) && (arithmetic || bits > 16) && selects_on_bits)
-                .then_some(compute)
+            let float_selection =
+                matches!(elem, ElemType::Float(_)) && matches!(op, ReduceOp::Min | ReduceOp::Max);
+            let narrow_typed =
+                arithmetic && (!float_selection || selection_bits(client, elem).is_some());
+            (can_bind(client, compute) && (bits > 16 || narrow_typed)).then_some(compute)
         }
     };
     if let Some(typed) = typed {

@@ -9,7 +9,7 @@ mod skip;
 use skip::left_out;
 
 use burn_dml_ops_kernels::StorageWidth;
-use cubecl::ir::ElemType;
+use cubecl::ir::{ElemType, IntKind, UIntKind};
 use cubecl::prelude::*;
 
 /// Every storage width, 8 to 64 bits.
@@ -18,6 +18,18 @@ pub const WIDTHS: [StorageWidth; 4] = [
     StorageWidth::W16,
     StorageWidth::W32,
     StorageWidth::W64,
+];
+
+/// Every integer element type, unsigned and signed, 8 to 64 bits.
+pub const INTEGERS: [ElemType; 8] = [
+    ElemType::UInt(UIntKind::U8),
+    ElemType::Int(IntKind::I8),
+    ElemType::UInt(UIntKind::U16),
+    ElemType::Int(IntKind::I16),
+    ElemType::UInt(UIntKind::U32),
+    ElemType::Int(IntKind::I32),
+    ElemType::UInt(UIntKind::U64),
+    ElemType::Int(IntKind::I64),
 ];
 
 /// Bytes written after an output's end, which no launch may change.
