@@ -375,15 +375,19 @@ pub fn scatter_nd_reduce_lists<T: Numeric, B: Int>(
     }
     let row = position / slice;
     let col = position % slice;
-    let mut acc = updates[position];
+    let reduce = comptime!(op.unwrap_or(ReduceOp::Add));
+    // A walk starts from the current value, except a partial sum or product (several lists per
+    // target), which starts from the head's own update and walks on from the next row.
+    let from_value =
+        comptime!(op.is_some() && (!partial || reduce == ReduceOp::Min || reduce == ReduceOp::Max));
+    let mut acc = if comptime!(from_value) {
+        output[element]
+    } else {
+        updates[position]
+    };
     if comptime!(op.is_some()) {
-        let reduce = comptime!(op.unwrap_or(ReduceOp::Add));
-        let idempotent = comptime!(reduce == ReduceOp::Min || reduce == ReduceOp::Max);
         let mut link = row as u32 + 1;
-        if comptime!(!partial || idempotent) {
-            acc = output[element];
-        } else {
-            // The head's update is already in `acc`.
+        if comptime!(!from_value) {
             link = next[row];
         }
         // Every link points to a row pushed earlier, so the walk ends.

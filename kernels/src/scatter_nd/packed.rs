@@ -241,10 +241,14 @@ pub fn scatter_nd_reduce_lists_packed(
     let shift = ((element % per_word) as u32) * bits;
     // Only this unit writes this field, so the load sees its final input bits.
     let old = (output[word].load() >> shift) & mask;
-    let mut acc = field(updates, position, bits);
+    // `Assign` takes the head's own update; a reduction starts from the current value.
+    let mut acc = if comptime!(op.is_some()) {
+        old
+    } else {
+        field(updates, position, bits)
+    };
     if comptime!(op.is_some()) {
         let reduce = comptime!(op.unwrap_or(ReduceOp::Add));
-        acc = old;
         let mut link = row as u32 + 1;
         // Every link points to a row pushed earlier, so the walk ends.
         while link != 0 {
