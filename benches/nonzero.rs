@@ -33,10 +33,11 @@ use burn_dml_ops::DmlOps;
 use burn_dml_ops::prelude::*;
 use burn_dml_ops_kernels::StorageWidth;
 use burn_dml_ops_kernels::nonzero::{
-    CompactionInput, CompactionOutput, CompactionPlan, CompactionStages, CubeScan, NonZeroPredicate,
+    CompactionInput, CompactionOutput, CompactionPlan, CompactionStages, NonZeroPredicate,
 };
 use criterion::Criterion;
 use cubecl::ir::{ElemType, IntKind};
+use cubecl::prelude::Client;
 
 const GROUP: &str = "nonzero";
 const NAMES: [&str; 4] = ["nonzero", "copy", "argwhere", "nonzero f16"];
@@ -68,9 +69,10 @@ fn values(len: usize, density: f64, seed: u64) -> TensorData {
 }
 
 /// The plans of `NONZERO_BENCH_PLANS` (`256x16,512x8`: units per cube x vectors per unit) with
-/// `scan`, else the crate's plan; each with its name in the table.
-fn plans(scan: CubeScan) -> Vec<(String, CompactionPlan)> {
-    let crate_plan = CompactionPlan::new(scan);
+/// the scan of the crate's plan for `len` elements on `client`, else that plan; each with its
+/// name in the table.
+fn plans(client: &Client, len: usize) -> Vec<(String, CompactionPlan)> {
+    let crate_plan = CompactionPlan::for_len(client, len);
     let Ok(list) = std::env::var("NONZERO_BENCH_PLANS") else {
         let name = format!("plan {}x{}", crate_plan.cube_size, crate_plan.per_unit);
         return vec![(name, crate_plan)];
@@ -177,8 +179,7 @@ fn main() {
                 .iter()
                 .map(|x| common::cube_float(x, &device))
                 .collect();
-            let scan = CubeScan::for_client(&cubes[0].client);
-            let plans = plans(scan);
+            let plans = plans(&cubes[0].client, len);
             for (name, plan) in &plans {
                 common::bench(&mut group, &device, name, &parameter, &cubes, |x| {
                     launch(x, *plan)
@@ -188,7 +189,7 @@ fn main() {
                 CubeBackend::float_nonzero_coordinates(x.clone(), 1, None, IntDType::I32)
             });
             if std::env::var_os("NONZERO_BENCH_STAGES").is_some() {
-                let crate_plan = CompactionPlan::for_client(&cubes[0].client);
+                let crate_plan = CompactionPlan::for_len(&cubes[0].client, len);
                 let stages: Vec<CompactionStages> =
                     cubes.iter().map(|x| launch(x, crate_plan)).collect();
                 for (name, run) in [

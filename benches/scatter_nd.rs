@@ -99,6 +99,8 @@ fn bench_consuming<I, T>(
     make: impl Fn(usize) -> I,
     op: impl Fn(I) -> T,
 ) {
+    // Unmeasured first, as `common::bench` does: compiled kernels and pooled buffers.
+    time_consuming(device, 2 * QUEUED as u64, &make, &op);
     group.bench_function(BenchmarkId::new(name, parameter), |b| {
         b.iter_custom(|iters| time_consuming(device, iters, &make, &op))
     });

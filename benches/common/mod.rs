@@ -108,7 +108,7 @@ pub fn time_queued<I, T>(
 }
 
 /// Benchmarks `op` as `group/name/parameter` over `inputs`, `inputs.len()` calls queued per
-/// sync ([`time_queued`]).
+/// sync ([`time_queued`]), after two unmeasured passes over the inputs.
 pub fn bench<I, T>(
     group: &mut BenchmarkGroup<'_, WallTime>,
     device: &Device,
@@ -117,6 +117,11 @@ pub fn bench<I, T>(
     inputs: &[I],
     op: impl Fn(&I) -> T,
 ) {
+    // The kernels compile and the memory pool takes the calls' buffers before anything is
+    // timed. Without this, on a GPU the first benchmark of a size paid for both in criterion's
+    // warm-up, which then judged a call to take milliseconds and took samples of 1 to 10 calls,
+    // each with its own sync (about 0.2 ms on wgpu): such cells read 1.5-4x slow.
+    time_queued(device, 2 * inputs.len() as u64, inputs, &op);
     group.bench_with_input(BenchmarkId::new(name, parameter), inputs, |b, xs| {
         b.iter_custom(|iters| time_queued(device, iters, xs, &op))
     });

@@ -180,8 +180,8 @@ fn planes_run(client: &Client) -> bool {
     runs
 }
 
-/// The plans under test: both scans at the crate's geometry (the plane scan where it runs, see
-/// [`planes_run`]), and small cubes where a unit's run, a tile and a partial plane are all a few
+/// The plans under test: both scans at the crate's geometries (the plane scan where it runs, see
+/// [`planes_run`]; without planes, also the long runs of large inputs), and small cubes where a unit's run, a tile and a partial plane are all a few
 /// elements long.
 fn plans() -> Vec<CompactionPlan> {
     let mut plans = Vec::new();
@@ -192,6 +192,13 @@ fn plans() -> Vec<CompactionPlan> {
     };
     for scan in scans {
         plans.push(CompactionPlan::new(scan));
+        if scan == CubeScan::Shared {
+            // The longer runs `CompactionPlan::for_len` takes for large inputs without planes.
+            plans.push(CompactionPlan {
+                per_unit: 32,
+                ..CompactionPlan::new(scan)
+            });
+        }
         for (cube_size, per_unit) in [(36, 3), (1, 1), (7, 5), (64, 1)] {
             plans.push(CompactionPlan {
                 scan,
@@ -300,9 +307,10 @@ fn every_plan_matches_the_host() {
 }
 
 /// Sparse and dense tiles in one launch: the plane write picks its step per tile from the
-/// tile's count (one vector per unit and step above a quarter set, two at or below), so blocks
-/// of a tile's size at 100%, 1%, exactly 25%, 26%, 0% and 60% put tiles of both kinds, and
-/// tiles right at the threshold, next to each other; their rows must still follow each other.
+/// tile's count (for f32, one vector per unit and step above a quarter set, two at or below,
+/// eight at or below a sixteenth), so blocks of a tile's size at 100%, 1%, exactly 25%, 26%,
+/// 0%, 60%, exactly 1/16 and 7% put tiles of every kind, and tiles right at the thresholds,
+/// next to each other; their rows must still follow each other.
 /// A block is a tile for inputs read in vectors of 4 lanes and straddles tiles otherwise, which
 /// mixes the densities within tiles too.
 #[test]
@@ -311,9 +319,19 @@ fn sparse_and_dense_tiles_side_by_side() {
     for plan in plans() {
         let block = plan.tile_vectors() * 4;
         let mut input = Vec::new();
-        for (b, percent) in [100u32, 1, 25, 26, 0, 60].into_iter().enumerate() {
-            // Exactly `percent`% of the block set, spread evenly.
-            let set = block * percent as usize / 100;
+        let fractions = [
+            (1, 1),
+            (1, 100),
+            (1, 4),
+            (26, 100),
+            (0, 1),
+            (60, 100),
+            (1, 16),
+            (7, 100),
+        ];
+        for (b, (part, whole)) in fractions.into_iter().enumerate() {
+            // Exactly `part / whole` of the block set, spread evenly.
+            let set = block * part / whole;
             input.extend((0..block).map(|i| u32::from(i * set / block != (i + 1) * set / block)));
             assert_eq!(
                 input[b * block..].iter().filter(|&&v| v != 0).count(),

@@ -267,7 +267,7 @@ fn nonzero_coordinates(
             elem: int_elem(out_dtype),
             fill,
         },
-        CompactionPlan::for_client(&input.client),
+        CompactionPlan::for_len(&input.client, len),
     )
     .unwrap_or_else(|err| launch_failed("NonZeroCoordinates", &input.device, err));
     (count, coordinates)

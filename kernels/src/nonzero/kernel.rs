@@ -566,7 +566,9 @@ struct TileLayout {
 ///   coalesced ([`PlaneSteps::write_ballots`]); a partial plane stores a run of at most `lanes`
 ///   rows per unit, close together;
 /// - sparse tiles: up to 8 elements per unit and step (2 vectors of 4 lanes for f32), half the
-///   plane scans, which dominate the kernel when few rows are written.
+///   plane scans, which dominate the kernel when few rows are written;
+/// - very sparse tiles (at most one element in 16 set): up to 32 elements per unit and step (8
+///   vectors for f32), a quarter of the sparse tiles' scans: 16 vectors per unit take one.
 ///
 /// On an H100 (WGSL) one vector per step wrote 2^28 f32 at 50% in 0.67 ms with the loop per
 /// set bit (the partial planes' path) and two vectors in 0.99 ms; at 1% two vectors per step
@@ -599,17 +601,32 @@ fn write_tile_planes<O: Int>(
     // The tile's density (from its offsets, the same in the whole cube) picks the step before
     // any mask word is read, so each tile reads its mask once.
     let group = comptime!((8 / lanes).clamp(1, per_unit));
+    let wide_group = comptime!((32 / lanes).clamp(1, per_unit));
     let mut tile_offset = 0u32;
     let mut sparse = false;
+    let mut very_sparse = false;
     if tile < layout.tiles {
         tile_offset = tile_offsets[tile];
         let in_tile = tile_offsets[tile + 1] - tile_offset;
         sparse = in_tile as usize * 4 <= comptime!(cube_size * per_unit * lanes);
+        very_sparse = in_tile as usize * 16 <= comptime!(cube_size * per_unit * lanes);
     }
+    let mut very_sparse_bits = Array::<u32>::new(comptime!(per_unit.div_ceil(wide_group)));
     let mut sparse_bits = Array::<u32>::new(comptime!(per_unit.div_ceil(group)));
     let mut dense_bits = Array::<u32>::new(per_unit);
     let mut total = 0u32;
-    if sparse {
+    if very_sparse {
+        total += steps.load(
+            &mut very_sparse_bits,
+            mask,
+            layout,
+            wide_group,
+            lanes,
+            words,
+            cube_size,
+            per_unit,
+        );
+    } else if sparse {
         total += steps.load(
             &mut sparse_bits,
             mask,
@@ -634,7 +651,19 @@ fn write_tile_planes<O: Int>(
     }
     // Rows before this plane's first: the tile's offset, then the planes before this one.
     let row = (tile_offset + planes_before(plane_sum(total), cube_size)) as usize;
-    if sparse {
+    if very_sparse {
+        steps.write::<O>(
+            &very_sparse_bits,
+            coordinates,
+            row,
+            layout,
+            dims,
+            wide_group,
+            width,
+            lanes,
+            per_unit,
+        );
+    } else if sparse {
         steps.write::<O>(
             &sparse_bits,
             coordinates,

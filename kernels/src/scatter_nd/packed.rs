@@ -6,10 +6,13 @@
 //! lists (see the [module docs](super)): exactly one unit writes each target element, and it
 //! applies its change to the word with one atomic XOR of the old and new bits of its own field,
 //! which leaves every other field of the word as the other units set it. Arithmetic runs on the
-//! 32-bit words: integers wrap to their width, `f16` and `bf16` compute in `f32` and round to
-//! nearest even once per update, which gives the correctly rounded result of each step (`f32`
-//! holds more than twice their precision plus two bits). `Min`/`Max` choose on raw bits with the
-//! crate's rules, as the typed kernels do.
+//! 32-bit words: integers wrap to their width, and floats round to nearest even once per update,
+//! which gives the correctly rounded result of each step. `f16` computes in `f32` (which holds
+//! more than twice its precision plus two bits, and every `f16` and product of two as a normal
+//! number). `bf16` shares `f32`'s exponent range, so its subnormals are `f32` subnormals, which
+//! GPUs commonly flush to zero (an H100 through WGSL does): its products are computed in integer
+//! arithmetic, and sums of two values below 2 in `f32` scaled by 2^64. `Min`/`Max` choose on raw
+//! bits with the crate's rules, as the typed kernels do.
 
 use cubecl::prelude::*;
 
@@ -105,24 +108,121 @@ fn f32_to_bf16(value: f32) -> u32 {
     half
 }
 
-/// The `f32` value of the packed float `bits`.
+/// `x >> shift` rounded to nearest, ties to even (`shift` from 1 to 31).
 #[cube]
-fn float_of(bits: u32, #[comptime] kind: WordKind) -> f32 {
-    if comptime!(kind == WordKind::F16) {
-        f16_to_f32(bits)
-    } else {
-        f32::reinterpret(bits << 16u32)
-    }
+fn shift_right_even(x: u32, shift: u32) -> u32 {
+    let quotient = x >> shift;
+    let half = 1u32 << (shift - 1u32);
+    let rest = x & ((half << 1u32) - 1u32);
+    let up = rest > half || (rest == half && (quotient & 1u32) == 1u32);
+    quotient + u32::cast_from(up)
 }
 
-/// The packed float bits nearest to `value`.
+/// The `f32` value of `bf16` bits below 2 in magnitude, times 2^64: a normal `f32` (or a
+/// zero), even for a subnormal `bf16`, so that no runtime that flushes subnormal `f32` to zero
+/// (GPUs commonly do) loses it.
 #[cube]
-fn float_bits(value: f32, #[comptime] kind: WordKind) -> u32 {
-    if comptime!(kind == WordKind::F16) {
-        f32_to_f16(value)
-    } else {
-        f32_to_bf16(value)
+fn bf16_scaled_up(x: u32) -> f32 {
+    // The exponent field is below 128, so adding 64 to it carries into nothing.
+    let mut bits = (x + (64u32 << 7u32)) << 16u32;
+    if (x & 0x7F80u32) == 0u32 {
+        // Subnormal (or zero): mantissa * 2^-133, scaled to mantissa * 2^-69 (0x1D00_0000).
+        let magnitude = f32::cast_from(x & 0x7Fu32) * f32::reinterpret(0x1D00_0000u32);
+        bits = ((x & 0x8000u32) << 16u32) | u32::reinterpret(magnitude);
     }
+    f32::reinterpret(bits)
+}
+
+/// `a + b` on `bf16` bits, rounded to nearest even, subnormals kept. Where either is 2 or more
+/// in magnitude (or not finite) the `f32` sum decides, and a subnormal the runtime may flush
+/// is below half an ulp of the result. Otherwise both are summed times 2^64, where every
+/// operand is a normal `f32` and a subnormal result is exact, and the sum is scaled back and
+/// rounded with integer arithmetic.
+#[cube]
+fn bf16_add(a: u32, b: u32) -> u32 {
+    let mut out = f32_to_bf16(f32::reinterpret(a << 16u32) + f32::reinterpret(b << 16u32));
+    if (a & 0x7FFFu32) < 0x4000u32 && (b & 0x7FFFu32) < 0x4000u32 {
+        let sum = u32::reinterpret(bf16_scaled_up(a) + bf16_scaled_up(b));
+        let sign = (sum >> 16u32) & 0x8000u32;
+        let exponent = (sum >> 23u32) & 0xFFu32;
+        if exponent > 64u32 {
+            out = f32_to_bf16(f32::reinterpret(sum - (64u32 << 23u32)));
+        } else {
+            // A subnormal bf16 (a multiple of 2^-133): the 24-bit significand times
+            // 2^(exponent - 81) units. A non-zero sum is at least 2^-69 (exponent 58), so the
+            // shift is 17 to 23; anything else gives a zero of the sum's sign.
+            out = sign;
+            if exponent >= 58u32 {
+                let full = (sum & 0x7F_FFFFu32) | 0x80_0000u32;
+                out = sign | shift_right_even(full, 81u32 - exponent);
+            }
+        }
+    }
+    out
+}
+
+/// The significand (8 bits, the leading one at bit 7) and exponent field of a finite, non-zero
+/// `bf16` with `exponent` and `mantissa` fields: a subnormal is normalised, down to field -6.
+#[cube]
+fn bf16_significand(exponent: u32, mantissa: u32) -> (u32, i32) {
+    let mut significand = mantissa | 0x80u32;
+    let mut field = i32::cast_from(exponent);
+    if exponent == 0u32 {
+        significand = mantissa;
+        field = 1i32;
+        #[unroll]
+        for _ in 0..7u32 {
+            if significand < 0x80u32 {
+                significand <<= 1u32;
+                field -= 1i32;
+            }
+        }
+    }
+    (significand, field)
+}
+
+/// `a * b` on `bf16` bits in integer arithmetic, rounded to nearest even, subnormals kept: the
+/// 8-bit significands multiply exactly, and the product is rounded once to the result's
+/// precision, normal or subnormal.
+#[cube]
+fn bf16_mul(a: u32, b: u32) -> u32 {
+    let sign = (a ^ b) & 0x8000u32;
+    let (exponent_a, mantissa_a) = ((a >> 7u32) & 0xFFu32, a & 0x7Fu32);
+    let (exponent_b, mantissa_b) = ((b >> 7u32) & 0xFFu32, b & 0x7Fu32);
+    let zero_a = (a & 0x7FFFu32) == 0u32;
+    let zero_b = (b & 0x7FFFu32) == 0u32;
+    let mut out = sign;
+    if (a & 0x7FFFu32) > 0x7F80u32 || (b & 0x7FFFu32) > 0x7F80u32 {
+        out = 0x7FC0u32;
+    } else if exponent_a == 0xFFu32 || exponent_b == 0xFFu32 {
+        // Infinity times zero is NaN, times anything else an infinity.
+        out = sign | 0x7F80u32;
+        if zero_a || zero_b {
+            out = 0x7FC0u32;
+        }
+    } else if !zero_a && !zero_b {
+        let (significand_a, field_a) = bf16_significand(exponent_a, mantissa_a);
+        let (significand_b, field_b) = bf16_significand(exponent_b, mantissa_b);
+        // 2^14 to 2^16 - 1; normalised to its leading one at bit 15.
+        let mut product = significand_a * significand_b;
+        let mut field = field_a + field_b - 127i32;
+        if product >= 0x8000u32 {
+            field += 1i32;
+        } else {
+            product <<= 1u32;
+        }
+        if field >= 1i32 {
+            // The rounded 8-bit significand (0x80 to 0x100) carries into the exponent field
+            // where it rounds up to 0x100; past the largest finite value, an infinity.
+            let bits = (u32::cast_from(field - 1i32) << 7u32) + shift_right_even(product, 8u32);
+            out = sign | select(bits >= 0x7F80u32, 0x7F80u32, bits);
+        } else if field >= -7i32 {
+            // Subnormal: units of 2^-133, shifted 9 to 16 bits (a rounding up to 0x80 is the
+            // smallest normal).
+            out = sign | shift_right_even(product, u32::cast_from(9i32 - field));
+        }
+    }
+    out
 }
 
 /// Whether `value` replaces `acc` under `Min` (`smaller`) or `Max`: it compares strictly
@@ -185,14 +285,20 @@ fn combine_packed(
     let float = comptime!(kind == WordKind::F16 || kind == WordKind::BF16);
     let mut out = acc;
     if comptime!(op == ReduceOp::Add || op == ReduceOp::Mul) {
-        if comptime!(float) {
-            let a = float_of(acc, kind);
-            let b = float_of(value, kind);
+        if comptime!(kind == WordKind::BF16) {
+            if comptime!(op == ReduceOp::Add) {
+                out = bf16_add(acc, value);
+            } else {
+                out = bf16_mul(acc, value);
+            }
+        } else if comptime!(float) {
+            let a = f16_to_f32(acc);
+            let b = f16_to_f32(value);
             let mut exact = a * b;
             if comptime!(op == ReduceOp::Add) {
                 exact = a + b;
             }
-            out = float_bits(exact, kind);
+            out = f32_to_f16(exact);
         } else if comptime!(op == ReduceOp::Add) {
             // The low bits of a sum and a product are the same for signed and unsigned.
             out = (acc + value) & mask;
