@@ -1,6 +1,6 @@
 //! BitCount against what a Burn user has without this crate, on `Device::default()`.
 //!
-//! Three tables, each at 2^16, 2^20 and 2^24 elements (`BIT_COUNT_BENCH_SIZES=20,24,26,28`
+//! Tables at 2^16, 2^20 and 2^24 elements (`BIT_COUNT_BENCH_SIZES=20,24,26,28`
 //! picks the sizes, as log2, on a GPU):
 //! - contiguous `i32`: `bit_count`; `copy`, `x.add_scalar(1)`, an elementwise pass over the same
 //!   bytes (the memory-bound floor); `swar`, the SWAR popcount formula in Burn's bitwise ops;
@@ -8,6 +8,8 @@
 //!   `copy` is Burn's elementwise pass over the same view;
 //! - contiguous `f16` (the word-wise kernel on WGSL, which binds no 16-bit integers):
 //!   `bit_count` against `copy`, `x.add_scalar(1.0)` in f16;
+//! - contiguous `i32` on `CubeBackend` itself (no Fusion): the crate's `DmlOps::int_bit_count`
+//!   against Burn's `int_add_scalar`, which tells Fusion's per-call cost apart from the kernel's;
 //! - contiguous `i32` through the kernel crate's launcher with each [`BitCountPath`]: one, four
 //!   and eight vectors per unit, and the word-wise kernel with one, four and eight groups, to
 //!   choose between them per runtime;
@@ -23,8 +25,11 @@
 
 mod common;
 
-use burn::tensor::{DType, Device, Float, Int, Tensor, TensorData};
+use burn::backend::ops::IntTensorOps;
+use burn::tensor::{DType, Device, Float, Int, IntDType, Scalar, Tensor, TensorData};
+use burn_cubecl::CubeBackend;
 use burn_cubecl::tensor::CubeTensor;
+use burn_dml_ops::DmlOps;
 use burn_dml_ops::prelude::*;
 use burn_dml_ops_kernels::bit_count::{BitCountPath, launch_bit_count};
 use burn_dml_ops_kernels::{InputView, StorageWidth};
@@ -171,6 +176,7 @@ fn main() {
     let mut contiguous_rows = Vec::new();
     let mut transposed_rows = Vec::new();
     let mut half_rows = Vec::new();
+    let mut no_fusion_rows = Vec::new();
     let mut path_rows = Vec::new();
     let mut ceiling_rows = Vec::new();
     for log2 in common::sizes("BIT_COUNT_BENCH_SIZES", &[16, 20, 24]) {
@@ -231,6 +237,17 @@ fn main() {
         half_rows.push((parameter.clone(), vec![6.0 * len as f64, 4.0 * len as f64]));
 
         let cubes: Vec<CubeTensor> = ints.iter().map(|x| common::cube_int(x, &device)).collect();
+        let mut group = criterion.benchmark_group("bit_count_no_fusion");
+        common::configure(&mut group);
+        common::bench(&mut group, &device, "bit_count", &parameter, &cubes, |x| {
+            CubeBackend::int_bit_count(x.clone(), IntDType::I32)
+        });
+        common::bench(&mut group, &device, "copy", &parameter, &cubes, |x| {
+            CubeBackend::int_add_scalar(x.clone(), Scalar::Int(1))
+        });
+        group.finish();
+        no_fusion_rows.push((parameter.clone(), vec![8.0 * len as f64; 2]));
+
         let mut group = criterion.benchmark_group("bit_count_paths");
         common::configure(&mut group);
         for (name, path) in PATHS {
@@ -289,6 +306,12 @@ fn main() {
         "bit_count_f16",
         &["bit_count", "copy"],
         &half_rows,
+    );
+    common::print_throughput(
+        "BitCount and Burn's copy of i32 on CubeBackend itself, without Fusion",
+        "bit_count_no_fusion",
+        &["bit_count", "copy"],
+        &no_fusion_rows,
     );
     common::print_throughput(
         "BitCount of i32 through the launcher on each path (ratios to one vector per unit)",
