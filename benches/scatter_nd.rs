@@ -234,6 +234,7 @@ fn main() {
         ) == ScatterStrategy::Atomic;
         for (name, strategy) in [
             ("lists", ScatterStrategy::Lists),
+            ("segmented lists", ScatterStrategy::SegmentedLists),
             ("atomic", ScatterStrategy::Atomic),
         ] {
             if strategy == ScatterStrategy::Atomic && !atomics {
@@ -296,7 +297,7 @@ fn main() {
     common::print_ratios(
         &format!("scatter_nd_add_i32 on {device:?}: the launcher in place, per strategy"),
         "scatter_nd_add_i32",
-        &["lists", "atomic"],
+        &["lists", "segmented lists", "atomic"],
         &i32_parameters,
     );
     common::print_ratios(

@@ -9,12 +9,15 @@ mod common;
 
 use burn_dml_ops_kernels::KernelError;
 use burn_dml_ops_kernels::scatter_nd::{
-    ReduceOp, ScatterReduction, ScatterStrategy, scatter_strategy,
+    OutOfRange, ReduceOp, ScatterReduction, ScatterStrategy, scatter_strategy,
 };
 use common::client;
 use common::scatter::Scatter;
 use cubecl::ir::{ElemType, FloatKind, IntKind};
 use cubecl::prelude::*;
+
+/// Both lists strategies, which every lists test runs.
+const LISTS: [ScatterStrategy; 2] = [ScatterStrategy::Lists, ScatterStrategy::SegmentedLists];
 
 /// `(value, update)` pairs and what `Min` and `Max` leave, as f32 bit patterns.
 fn cases() -> Vec<(f32, f32, f32, f32)> {
@@ -67,7 +70,7 @@ fn check(client: &Client, backend: &str) {
     for (op, pick) in [(ReduceOp::Min, 2), (ReduceOp::Max, 3)] {
         // Native float atomics follow the hardware's rule: floats always take the lists.
         let strategy = scatter_strategy(client, f32_elem, ScatterReduction::Reduce(op));
-        assert_eq!(strategy, ScatterStrategy::Lists, "{op:?} on {backend}");
+        assert!(strategy.uses_lists(), "{op:?} on {backend}: {strategy:?}");
         let expected: Vec<u32> = cases()
             .iter()
             .map(|c| if pick == 2 { c.2 } else { c.3 }.to_bits())
@@ -127,7 +130,7 @@ fn each_strategy_as_an_argument_matches_the_host() {
     let values: Vec<i64> = vec![3, -2, 0, i32::MAX as i64, i32::MIN as i64];
     for op in [ReduceOp::Add, ReduceOp::Mul, ReduceOp::Min, ReduceOp::Max] {
         let reduction = ScatterReduction::Reduce(op);
-        let mut strategies = vec![ScatterStrategy::Lists];
+        let mut strategies = vec![ScatterStrategy::Lists, ScatterStrategy::SegmentedLists];
         if scatter_strategy(&client, i32_elem, reduction) == ScatterStrategy::Atomic {
             strategies.push(ScatterStrategy::Atomic);
         }
@@ -173,8 +176,129 @@ fn each_strategy_as_an_argument_matches_the_host() {
     assert!(err.to_string().contains("cannot apply"), "{err}");
 }
 
-/// Heavy duplicates through the lists with several lists per target (`list_buckets` > 1: each
-/// list reduced on its own, the partial results folded into the output after): f32 and i32,
+/// A few hot targets in a large tensor through the lists: 4000 rows onto 8000 targets average
+/// half a row per target, so `list_buckets` keeps one list per target, and most rows go to 2
+/// targets (one list of 3000 rows, one of 600), the rest to distinct targets or out of range
+/// (skipped). The segments (about one row in 2^5 starts one here) must cover every linked row
+/// once: every reduction on i32 (wrapping) and f32 `Min`/`Max` (NaN updates among them),
+/// against a sequential fold on the host.
+#[test]
+fn hot_targets_of_a_large_tensor_match_the_host() {
+    use burn_dml_ops_kernels::scatter_nd::list_buckets;
+    let Some(client) = client() else { return };
+    let (rows, targets, slice) = (4000usize, 8000usize, 2usize);
+    assert_eq!(
+        list_buckets(rows, targets),
+        1,
+        "the hot targets keep one list"
+    );
+    let target_of: Vec<i32> = (0..rows as i32)
+        .map(|r| match r % 20 {
+            0..=14 => 17,
+            15..=17 => -1,
+            18 => 9000 + r, // out of range: skipped
+            _ => 100 + r,
+        })
+        .collect();
+    let target = |i: i32| -> Option<usize> {
+        let t = if i < 0 { i + targets as i32 } else { i };
+        (0..targets as i32).contains(&t).then_some(t as usize)
+    };
+    let run = |elem, values: &[u8], updates: &[u8], op, strategy| {
+        Scatter {
+            dims: vec![targets],
+            slice,
+            strategy: Some(strategy),
+            out_of_range: OutOfRange::Skip,
+            ..Scatter::new(
+                elem,
+                values,
+                &target_of,
+                updates,
+                ScatterReduction::Reduce(op),
+            )
+        }
+        .run(&client)
+        .expect("the launch is valid")
+        .0
+    };
+    for op in [ReduceOp::Add, ReduceOp::Mul, ReduceOp::Min, ReduceOp::Max] {
+        let values: Vec<i32> = (0..(targets * slice) as i32).map(|e| e * 3 - 7).collect();
+        let updates: Vec<i32> = (0..(rows * slice) as i32)
+            .map(|p| p.wrapping_mul(2_654_435_761u32 as i32) >> 5)
+            .collect();
+        let mut expected = values.clone();
+        for (r, &i) in target_of.iter().enumerate() {
+            let Some(t) = target(i) else { continue };
+            for c in 0..slice {
+                let (a, v) = (expected[t * slice + c], updates[r * slice + c]);
+                expected[t * slice + c] = match op {
+                    ReduceOp::Add => a.wrapping_add(v),
+                    ReduceOp::Mul => a.wrapping_mul(v),
+                    ReduceOp::Min => a.min(v),
+                    ReduceOp::Max => a.max(v),
+                };
+            }
+        }
+        for strategy in LISTS {
+            let bytes = run(
+                ElemType::Int(IntKind::I32),
+                i32::as_bytes(&values),
+                i32::as_bytes(&updates),
+                op,
+                strategy,
+            );
+            assert_eq!(
+                i32::from_bytes(&bytes),
+                &expected[..],
+                "i32 {op:?} {strategy:?}"
+            );
+        }
+    }
+    for op in [ReduceOp::Min, ReduceOp::Max] {
+        let values: Vec<f32> = (0..targets * slice).map(|e| e as f32 * 0.5 - 9.0).collect();
+        let updates: Vec<f32> = (0..rows * slice)
+            .map(|p| {
+                if p % 89 == 0 {
+                    f32::NAN
+                } else {
+                    ((p * 37) % 1001) as f32 - 500.0
+                }
+            })
+            .collect();
+        let mut expected = values.clone();
+        for (r, &i) in target_of.iter().enumerate() {
+            let Some(t) = target(i) else { continue };
+            for c in 0..slice {
+                let (a, v) = (expected[t * slice + c], updates[r * slice + c]);
+                expected[t * slice + c] = match op {
+                    ReduceOp::Min if v < a => v,
+                    ReduceOp::Max if v > a => v,
+                    _ => a,
+                };
+            }
+        }
+        let expected: Vec<u32> = expected.iter().map(|v| v.to_bits()).collect();
+        for strategy in LISTS {
+            let bytes = run(
+                ElemType::Float(FloatKind::F32),
+                f32::as_bytes(&values),
+                f32::as_bytes(&updates),
+                op,
+                strategy,
+            );
+            let actual: Vec<u32> = f32::from_bytes(&bytes)
+                .iter()
+                .map(|v| v.to_bits())
+                .collect();
+            assert_eq!(actual, expected, "f32 {op:?} {strategy:?} (bits)");
+        }
+    }
+}
+
+/// Heavy duplicates through the lists (both strategies) with several lists per target
+/// (`list_buckets` > 1: each list reduced on its own, the partial results folded into the
+/// output after): f32 and i32,
 /// every reduction, rows of 3 columns onto 3 targets, NaN updates among the f32 ones (which
 /// `Min`/`Max` never take), against a sequential fold on the host. The f32 values are small
 /// integers and powers of two, so every order of `Add` and `Mul` gives the same result.
@@ -221,11 +345,11 @@ fn many_lists_per_target_match_the_host() {
                 };
             }
         }
-        let lists = |elem, values: &[u8], updates: &[u8]| {
+        let lists = |elem, values: &[u8], updates: &[u8], strategy| {
             Scatter {
                 dims: vec![targets],
                 slice,
-                strategy: Some(ScatterStrategy::Lists),
+                strategy: Some(strategy),
                 ..Scatter::new(
                     elem,
                     values,
@@ -239,13 +363,20 @@ fn many_lists_per_target_match_the_host() {
             .0
         };
         let f32_elem = ElemType::Float(FloatKind::F32);
-        let bytes = lists(f32_elem, f32::as_bytes(&values), f32::as_bytes(&updates));
-        let actual: Vec<u32> = f32::from_bytes(&bytes)
-            .iter()
-            .map(|v| v.to_bits())
-            .collect();
         let expected_bits: Vec<u32> = expected.iter().map(|v| v.to_bits()).collect();
-        assert_eq!(actual, expected_bits, "f32 {op:?} (bits)");
+        for strategy in LISTS {
+            let bytes = lists(
+                f32_elem,
+                f32::as_bytes(&values),
+                f32::as_bytes(&updates),
+                strategy,
+            );
+            let actual: Vec<u32> = f32::from_bytes(&bytes)
+                .iter()
+                .map(|v| v.to_bits())
+                .collect();
+            assert_eq!(actual, expected_bits, "f32 {op:?} {strategy:?} (bits)");
+        }
 
         // i32 with wrapping: products of large factors.
         let i32_values: Vec<i32> = (0..(targets * slice) as i32).map(|e| e * 3 - 7).collect();
@@ -265,11 +396,18 @@ fn many_lists_per_target_match_the_host() {
             }
         }
         let i32_elem = ElemType::Int(IntKind::I32);
-        let bytes = lists(
-            i32_elem,
-            i32::as_bytes(&i32_values),
-            i32::as_bytes(&i32_updates),
-        );
-        assert_eq!(i32::from_bytes(&bytes), &expected[..], "i32 {op:?}");
+        for strategy in LISTS {
+            let bytes = lists(
+                i32_elem,
+                i32::as_bytes(&i32_values),
+                i32::as_bytes(&i32_updates),
+                strategy,
+            );
+            assert_eq!(
+                i32::from_bytes(&bytes),
+                &expected[..],
+                "i32 {op:?} {strategy:?}"
+            );
+        }
     }
 }

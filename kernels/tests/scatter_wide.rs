@@ -140,7 +140,7 @@ fn wide_data_matches_the_host() {
             }
             let (bytes, ran) = result.unwrap_or_else(|err| panic!("{elem} {op:?}: {err}"));
             if in_words {
-                assert_eq!(ran, ScatterStrategy::Lists, "{elem} {op:?}");
+                assert!(ran.uses_lists(), "{elem} {op:?}: {ran:?}");
             }
             let actual = u64::from_bytes(&bytes);
             let mut expected = values.clone();

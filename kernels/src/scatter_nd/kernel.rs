@@ -338,6 +338,67 @@ pub(super) fn list_head(
     (element, list, heads_list)
 }
 
+/// Whether update row `row` starts a segment of its list: about one row in `2^segment_bits`,
+/// picked by a multiplicative hash of the row so that no pattern of indices lines the starts up
+/// with the lists. 32 bits never start one (no segments).
+#[cube]
+pub(super) fn starts_segment(row: usize, segment_bits: u32) -> bool {
+    let hashed = u32::cast_from(row) * 0x9E37_79B1u32;
+    // Two shifts, so that 0 bits (every row a start) shifts by 32 without an out-of-range shift.
+    let kept = select(segment_bits < 31u32, segment_bits, 31u32);
+    segment_bits < 32u32 && (hashed >> (31u32 - kept)) >> 1u32 == 0u32
+}
+
+/// Lists, step 2 where lists may be long, one unit per update element whose row starts a
+/// segment (about one row in `2^segment_bits`, picked by a hash of the row): it reduces its own
+/// update and those of the rows after it on its list, up to the next start or the list's end,
+/// into `segments[position]`, and its column 0 unit stores where the walk stopped (the next
+/// start's link, or 0) in `segment_next[row]`. The list's walk in `scatter_nd_reduce_lists`
+/// then takes each segment in one step: a start walks about `2^segment_bits` links, and a
+/// list's head about `length / 2^segment_bits` segments, so with `2^segment_bits` near
+/// `sqrt(rows)` (the launcher's choice) no chain of dependent loads is much longer than
+/// `2 * sqrt(rows)`, whatever the duplication.
+#[cube(launch_unchecked, address_type = "dynamic")]
+pub fn scatter_nd_segment_lists<T: Numeric, B: Int>(
+    segments: &mut [T],
+    segment_next: &mut [u32],
+    updates: &[T],
+    next: &[u32],
+    targets: &[u32],
+    slice: usize,
+    units: usize,
+    segment_bits: u32,
+    #[comptime] op: ReduceOp,
+    #[comptime] bits: bool,
+    #[define(T, B)] _types: [ElemType; 2],
+) {
+    let position = ABSOLUTE_POS;
+    if position >= units {
+        terminate!();
+    }
+    let row = position / slice;
+    // A skipped row is on no list (its `next` was never written).
+    if targets[row] == SKIPPED || !starts_segment(row, segment_bits) {
+        terminate!();
+    }
+    let col = position % slice;
+    let mut acc = updates[position];
+    let mut link = next[row];
+    // Every link points to a row pushed earlier, so the walk ends.
+    while link != 0 {
+        let member = (link - 1) as usize;
+        if starts_segment(member, segment_bits) {
+            break;
+        }
+        acc = combine::<T, B>(acc, updates[member * slice + col], op, bits);
+        link = next[member];
+    }
+    segments[position] = acc;
+    if col == 0 {
+        segment_next[row] = link;
+    }
+}
+
 /// Lists, step 2, one unit per update element: the unit whose row heads a list walks it. With
 /// one list per target (`partial` false) it writes `op` of the current value and every update
 /// on the list, once (with no `op`, `Assign`: the head's own update, one of the candidates).
@@ -345,6 +406,9 @@ pub(super) fn list_head(
 /// col]` and `scatter_nd_combine_buckets` folds the partials into the output: for `Min`/`Max`
 /// the partial starts from the current value (both are idempotent, so every list may), for
 /// `Add`/`Mul` from the head's update. The other units return at once.
+///
+/// With `segment_bits` below 32, a row that starts a segment stands for its whole segment in
+/// the walk: its `segments` value and its `segment_next` link (`scatter_nd_segment_lists`).
 ///
 /// `heads`, `next` and `targets` are read without atomics: step 1 wrote them in an earlier
 /// launch, and launches on one stream run in order with their writes visible to the next, so
@@ -357,9 +421,12 @@ pub fn scatter_nd_reduce_lists<T: Numeric, B: Int>(
     heads: &[u32],
     next: &[u32],
     targets: &[u32],
+    segments: &[T],
+    segment_next: &[u32],
     slice: usize,
     units: usize,
     buckets: u32,
+    segment_bits: u32,
     #[comptime] op: Option<ReduceOp>,
     #[comptime] partial: bool,
     #[comptime] bits: bool,
@@ -390,11 +457,17 @@ pub fn scatter_nd_reduce_lists<T: Numeric, B: Int>(
         if comptime!(!from_value) {
             link = next[row];
         }
-        // Every link points to a row pushed earlier, so the walk ends.
+        // Every link points to a row pushed earlier, so the walk ends. A row that starts a
+        // segment stands for the whole segment (`scatter_nd_segment_lists`).
         while link != 0 {
             let member = (link - 1) as usize;
-            acc = combine::<T, B>(acc, updates[member * slice + col], reduce, bits);
-            link = next[member];
+            if starts_segment(member, segment_bits) {
+                acc = combine::<T, B>(acc, segments[member * slice + col], reduce, bits);
+                link = segment_next[member];
+            } else {
+                acc = combine::<T, B>(acc, updates[member * slice + col], reduce, bits);
+                link = next[member];
+            }
         }
     }
     if comptime!(partial) {

@@ -24,6 +24,13 @@
 //!   and one more launch ([`scatter_nd_combine_buckets`](fn@scatter_nd_combine_buckets)) folds
 //!   the partial results into the output: a walk is a chain of dependent loads, which a GPU
 //!   runs at memory latency, so no chain should be much longer than the number of chains.
+//!   The average cannot see a few hot targets in a large tensor, so on GPUs (runtimes with
+//!   plane operations) [`scatter_strategy`] picks **segmented lists**: about one row in
+//!   `sqrt(rows)` (chosen by a hash of the row) starts a segment, one launch
+//!   ([`scatter_nd_segment_lists`](fn@scatter_nd_segment_lists)) reduces each segment up to the
+//!   next start, and the walk takes a segment in one step, so no chain is much longer than
+//!   `2 * sqrt(rows)` links whatever the duplication. CPU drivers walk long lists from their
+//!   caches faster than they run the extra launch, and keep the plain lists.
 //!
 //! **Data in words.** Data that the runtime cannot bind, or for a reduction compute with, is
 //! held in 32-bit words ([`data_in_words`]): 8- and 16-bit elements packed two or four to a
@@ -32,7 +39,8 @@
 //! writes each target element: a packed element's unit XORs the change of its own field into
 //! the word atomically, leaving the other fields as their own units set them; a 64-bit
 //! element's unit stores both its words, so duplicates never tear it. Integers wrap to their
-//! width; `f16`/`bf16` compute in `f32` and round to nearest even at each step; `f64` takes
+//! width; `f16`/`bf16` round to nearest even at each step (`bf16` without `f32` subnormals,
+//! which GPUs flush); `f64` takes
 //! `Min`/`Max` (on raw bits) but not `Add`/`Mul`, which need the runtime's f64 arithmetic.
 //!
 //! **Indices in words.** Indices of a type the runtime cannot bind (8- and 16-bit ones on WGSL
@@ -53,12 +61,15 @@ mod split;
 pub use indices::scatter_nd_resolve_indices;
 pub use kernel::{
     ReduceOp, scatter_nd_assign, scatter_nd_atomic, scatter_nd_clear, scatter_nd_combine_buckets,
-    scatter_nd_gather, scatter_nd_link_rows, scatter_nd_reduce_lists,
+    scatter_nd_gather, scatter_nd_link_rows, scatter_nd_reduce_lists, scatter_nd_segment_lists,
 };
 pub use launch::{
     OutOfRange, ScatterNdData, ScatterNdIndices, ScatterNdLayout, ScatterReduction,
     ScatterStrategy, data_in_words, launch_gather_nd, launch_scatter_nd, list_buckets,
     scatter_strategy,
 };
-pub use packed::{WordKind, scatter_nd_gather_packed, scatter_nd_reduce_lists_packed};
+pub use packed::{
+    WordKind, scatter_nd_gather_packed, scatter_nd_reduce_lists_packed,
+    scatter_nd_segment_lists_packed,
+};
 pub use split::scatter_nd_reduce_lists_split;

@@ -16,7 +16,7 @@
 
 use cubecl::prelude::*;
 
-use super::kernel::{ReduceOp, list_head, update_target};
+use super::kernel::{ReduceOp, SKIPPED, list_head, starts_segment, update_target};
 
 /// How the kernels that hold data in 32-bit words (8- and 16-bit elements packed into words,
 /// 64-bit ones split into word pairs) read an element's bits for arithmetic.
@@ -311,13 +311,64 @@ fn combine_packed(
     out
 }
 
+/// `scatter_nd_segment_lists` for packed data: the unit of each update element whose row starts
+/// a segment reduces its field and those of the following rows of its list, up to the next
+/// start, into `segments[position]` (one element's bits per word).
+#[cube(launch_unchecked, address_type = "dynamic")]
+pub fn scatter_nd_segment_lists_packed(
+    segments: &mut [u32],
+    segment_next: &mut [u32],
+    updates: &[u32],
+    next: &[u32],
+    targets: &[u32],
+    slice: usize,
+    units: usize,
+    segment_bits: u32,
+    #[comptime] bits: u32,
+    #[comptime] op: ReduceOp,
+    #[comptime] kind: WordKind,
+) {
+    let position = ABSOLUTE_POS;
+    if position >= units {
+        terminate!();
+    }
+    let row = position / slice;
+    // A skipped row is on no list (its `next` was never written).
+    if targets[row] == SKIPPED || !starts_segment(row, segment_bits) {
+        terminate!();
+    }
+    let col = position % slice;
+    let mut acc = field(updates, position, bits);
+    let mut link = next[row];
+    // Every link points to a row pushed earlier, so the walk ends.
+    while link != 0 {
+        let member = (link - 1) as usize;
+        if starts_segment(member, segment_bits) {
+            break;
+        }
+        acc = combine_packed(
+            acc,
+            field(updates, member * slice + col, bits),
+            op,
+            kind,
+            bits,
+        );
+        link = next[member];
+    }
+    segments[position] = acc;
+    if col == 0 {
+        segment_next[row] = link;
+    }
+}
+
 /// Lists, step 2, for packed data: the unit whose row heads its target's list computes the
 /// target element's new bits (the head's update for `Assign`, `op` over the whole list
 /// otherwise) and XORs the change into the element's field of its output word, atomically; the
 /// other units return at once. Each element has exactly one such unit, and the XOR touches no
 /// other field, so units sharing a word never undo each other's writes.
 ///
-/// `heads`, `next` and `targets` are final here, as in `scatter_nd_reduce_lists`.
+/// With `segment_bits` below 32 the walk takes each segment in one step, as in
+/// `scatter_nd_reduce_lists`. `heads`, `next` and `targets` are final here, as there.
 #[cube(launch_unchecked, address_type = "dynamic")]
 pub fn scatter_nd_reduce_lists_packed(
     output: &mut [Atomic<u32>],
@@ -325,8 +376,11 @@ pub fn scatter_nd_reduce_lists_packed(
     heads: &[u32],
     next: &[u32],
     targets: &[u32],
+    segments: &[u32],
+    segment_next: &[u32],
     slice: usize,
     units: usize,
+    segment_bits: u32,
     #[comptime] bits: u32,
     #[comptime] op: Option<ReduceOp>,
     #[comptime] kind: WordKind,
@@ -359,14 +413,20 @@ pub fn scatter_nd_reduce_lists_packed(
         // Every link points to a row pushed earlier, so the walk ends.
         while link != 0 {
             let member = (link - 1) as usize;
-            acc = combine_packed(
-                acc,
-                field(updates, member * slice + col, bits),
-                reduce,
-                kind,
-                bits,
-            );
-            link = next[member];
+            // A row that starts a segment stands for the whole segment.
+            if starts_segment(member, segment_bits) {
+                acc = combine_packed(acc, segments[member * slice + col], reduce, kind, bits);
+                link = segment_next[member];
+            } else {
+                acc = combine_packed(
+                    acc,
+                    field(updates, member * slice + col, bits),
+                    reduce,
+                    kind,
+                    bits,
+                );
+                link = next[member];
+            }
         }
     }
     if acc != old {
