@@ -844,7 +844,9 @@ unsafe fn launch_lists(
     // SAFETY (every launch): the scratch buffers hold `lists_len`, `rows` and `rows` u32; the
     // kernels guard their units against `lists_len`, `rows`, `units` or `output_len`, and index
     // lists below `targets * buckets`, rows below `rows`, elements below `output_len` and
-    // partials below `lists_len * slice` (the caller's checks for the rest).
+    // partials below `lists_len * slice` (the caller's checks for the rest). With segments, the
+    // segment buffers hold `units` values and `rows` links, indexed by update element and row;
+    // without, they hold one each and no kernel reads them (no row starts a segment).
     unsafe {
         let (cubes, dim) = elementwise_geometry(client, lists_len);
         scatter_nd_clear::launch_unchecked(
