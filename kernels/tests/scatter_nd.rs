@@ -296,9 +296,9 @@ fn hot_targets_of_a_large_tensor_match_the_host() {
     }
 }
 
-/// Heavy duplicates through the lists (both strategies) with several lists per target
-/// (`list_buckets` > 1: each list reduced on its own, the partial results folded into the
-/// output after): f32 and i32,
+/// Heavy duplicates through both lists strategies: the plain lists split each target's rows
+/// over several lists (`list_buckets` > 1: each list reduced on its own, the partial results
+/// folded into the output after), the segmented ones cut one list into segments: f32 and i32,
 /// every reduction, rows of 3 columns onto 3 targets, NaN updates among the f32 ones (which
 /// `Min`/`Max` never take), against a sequential fold on the host. The f32 values are small
 /// integers and powers of two, so every order of `Add` and `Mul` gives the same result.

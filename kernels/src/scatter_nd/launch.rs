@@ -52,7 +52,8 @@ pub enum ScatterStrategy {
     /// [`SegmentedLists`](Self::SegmentedLists), the only strategies for data held in words
     /// (see [`data_in_words`]).
     Lists,
-    /// [`Lists`](Self::Lists) whose reductions cut each list into segments of about
+    /// [`Lists`](Self::Lists) with one list per target (no [`list_buckets`] split), whose
+    /// reductions cut each list into segments of about
     /// `sqrt(rows)` rows, reduced side by side by one more launch before the walk
     /// (`scatter_nd_segment_lists`), so that no unit walks a chain of dependent loads much
     /// longer than `2 * sqrt(rows)`, however many rows share a target, for scratch the size
@@ -758,11 +759,12 @@ struct ListsLaunch {
     address: AddressType,
 }
 
-/// Lists per target for `rows` update rows onto `targets` target slices: 1, unless the rows
-/// average 16 or more per target; then about the square root of that average (4 to 1024), so
-/// that no list is much longer than the number of lists its target has. On GPUs every link of a
-/// walk is a dependent load, and one long list per target (7 targets for a million rows, as
-/// in the peers' `index_add` benchmark) would serialise the whole reduction.
+/// Lists per target for `rows` update rows onto `targets` target slices, in the plain lists
+/// strategy (the segmented one keeps one list per target): 1, unless the rows average 16 or
+/// more per target; then about the square root of that average (4 to 1024), so that no list is
+/// much longer than the number of lists its target has. The average is over every target, so a
+/// few hot targets in a large tensor keep one list each: [`ScatterStrategy::SegmentedLists`]
+/// bounds those walks too.
 pub fn list_buckets(rows: usize, targets: usize) -> usize {
     let per_target = rows / targets.max(1);
     if per_target < 16 {
@@ -787,6 +789,51 @@ fn list_segment_bits(rows: usize) -> u32 {
         NO_SEGMENTS
     } else {
         (rows.ilog2() / 2).clamp(4, 12)
+    }
+}
+
+/// The segment buffers of a lists reduction (see `scatter_nd_segment_lists`): a reduced value
+/// per update element and a link per row, or one of each, never read, with segments off.
+struct Segments {
+    /// About one row in `2^bits` starts a segment; [`NO_SEGMENTS`]: none.
+    bits: u32,
+    values: Handle,
+    values_len: usize,
+    links: Handle,
+    links_len: usize,
+}
+
+impl Segments {
+    /// Allocates them for `units` update elements (values of `value_bytes`) in `rows` rows
+    /// under `bits` ([`list_segment_bits`] or [`NO_SEGMENTS`]).
+    fn new(client: &Client, bits: u32, units: usize, rows: usize, value_bytes: usize) -> Self {
+        let (values_len, links_len) = if bits == NO_SEGMENTS {
+            (1, 1)
+        } else {
+            (units, rows)
+        };
+        Self {
+            bits,
+            values: client.empty(values_len * value_bytes),
+            values_len,
+            links: client.empty(links_len * size_of::<u32>()),
+            links_len,
+        }
+    }
+
+    /// Whether rows start segments at all.
+    fn on(&self) -> bool {
+        self.bits != NO_SEGMENTS
+    }
+
+    fn values(&self) -> BufferArg {
+        // SAFETY: `values` holds `values_len` values, allocated above.
+        unsafe { BufferArg::from_raw_parts(self.values.clone(), self.values_len) }
+    }
+
+    fn links(&self) -> BufferArg {
+        // SAFETY: `links` holds `links_len` u32, allocated above.
+        unsafe { BufferArg::from_raw_parts(self.links.clone(), self.links_len) }
     }
 }
 
@@ -831,9 +878,15 @@ unsafe fn launch_lists(
         *output_len * per_element,
         *units * per_element,
     );
-    // Several lists per target only for typed reductions; words keep one writer per element.
+    // Long lists are cut into segments (the segmented lists: GPUs), or else split into several
+    // lists per target, for typed reductions only (words keep one writer per element). One
+    // mechanism per strategy: segments bound every walk whatever the duplication.
+    let segment_bits = match op {
+        Some(_) if segmented => list_segment_bits(rows),
+        _ => NO_SEGMENTS,
+    };
     let buckets = match (binding, op) {
-        (DataBinding::Typed(_), Some(_)) => list_buckets(rows, targets),
+        (DataBinding::Typed(_), Some(_)) if !segmented => list_buckets(rows, targets),
         _ => 1,
     };
     let lists_len = targets * buckets;
@@ -886,31 +939,21 @@ unsafe fn launch_lists(
                 let partial = buckets > 1;
                 let partials_len = if partial { lists_len * slice } else { 1 };
                 let partials = client.empty(partials_len * data_elem.size());
-                let segment_bits = match op {
-                    Some(_) if segmented => list_segment_bits(rows),
-                    _ => NO_SEGMENTS,
-                };
-                let (segments_len, segment_next_len) = if segment_bits == NO_SEGMENTS {
-                    (1, 1)
-                } else {
-                    (units, rows)
-                };
-                let segments = client.empty(segments_len * data_elem.size());
-                let segment_next = client.empty(segment_next_len * size_of::<u32>());
-                if let (true, Some(op)) = (segment_bits != NO_SEGMENTS, op) {
+                let segments = Segments::new(client, segment_bits, units, rows, data_elem.size());
+                if let (true, Some(op)) = (segments.on(), op) {
                     scatter_nd_segment_lists::launch_unchecked(
                         client,
                         element_cubes.clone(),
                         element_dim,
                         *address,
-                        BufferArg::from_raw_parts(segments.clone(), segments_len),
-                        BufferArg::from_raw_parts(segment_next.clone(), segment_next_len),
+                        segments.values(),
+                        segments.links(),
                         BufferArg::from_raw_parts(updates.clone(), units),
                         next_arg(),
                         targets_arg(),
                         slice,
                         units,
-                        segment_bits,
+                        segments.bits,
                         op,
                         bits.is_some(),
                         [data_elem, selection],
@@ -927,12 +970,12 @@ unsafe fn launch_lists(
                     heads_arg(),
                     next_arg(),
                     targets_arg(),
-                    BufferArg::from_raw_parts(segments, segments_len),
-                    BufferArg::from_raw_parts(segment_next, segment_next_len),
+                    segments.values(),
+                    segments.links(),
                     slice,
                     units,
                     buckets as u32,
-                    segment_bits,
+                    segments.bits,
                     op,
                     partial,
                     bits.is_some(),
@@ -978,31 +1021,22 @@ unsafe fn launch_lists(
             DataBinding::Packed { bits, kind } => {
                 let bytes = bits as usize / 8;
                 let update_words = (units * bytes).div_ceil(4);
-                let segment_bits = match op {
-                    Some(_) if segmented => list_segment_bits(rows),
-                    _ => NO_SEGMENTS,
-                };
-                let (segments_len, segment_next_len) = if segment_bits == NO_SEGMENTS {
-                    (1, 1)
-                } else {
-                    (units, rows)
-                };
-                let segments = client.empty(segments_len * size_of::<u32>());
-                let segment_next = client.empty(segment_next_len * size_of::<u32>());
-                if let (true, Some(op)) = (segment_bits != NO_SEGMENTS, op) {
+                // A segment holds one element's bits per word.
+                let segments = Segments::new(client, segment_bits, units, rows, size_of::<u32>());
+                if let (true, Some(op)) = (segments.on(), op) {
                     scatter_nd_segment_lists_packed::launch_unchecked(
                         client,
                         element_cubes.clone(),
                         element_dim,
                         *address,
-                        BufferArg::from_raw_parts(segments.clone(), segments_len),
-                        BufferArg::from_raw_parts(segment_next.clone(), segment_next_len),
+                        segments.values(),
+                        segments.links(),
                         BufferArg::from_raw_parts(updates.clone(), update_words),
                         next_arg(),
                         targets_arg(),
                         slice,
                         units,
-                        segment_bits,
+                        segments.bits,
                         bits,
                         op,
                         kind,
@@ -1018,11 +1052,11 @@ unsafe fn launch_lists(
                     heads_arg(),
                     next_arg(),
                     targets_arg(),
-                    BufferArg::from_raw_parts(segments, segments_len),
-                    BufferArg::from_raw_parts(segment_next, segment_next_len),
+                    segments.values(),
+                    segments.links(),
                     slice,
                     units,
-                    segment_bits,
+                    segments.bits,
                     bits,
                     op,
                     kind,

@@ -25,7 +25,8 @@
 //!   the partial results into the output: a walk is a chain of dependent loads, which a GPU
 //!   runs at memory latency, so no chain should be much longer than the number of chains.
 //!   The average cannot see a few hot targets in a large tensor, so on GPUs (runtimes with
-//!   plane operations) [`scatter_strategy`] picks **segmented lists**: about one row in
+//!   plane operations) [`scatter_strategy`] picks **segmented lists** instead, one list per
+//!   target cut into segments: about one row in
 //!   `sqrt(rows)` (chosen by a hash of the row) starts a segment, one launch
 //!   ([`scatter_nd_segment_lists`](fn@scatter_nd_segment_lists)) reduces each segment up to the
 //!   next start, and the walk takes a segment in one step, so no chain is much longer than
