@@ -176,6 +176,46 @@ fn each_strategy_as_an_argument_matches_the_host() {
     assert!(err.to_string().contains("cannot apply"), "{err}");
 }
 
+/// `values` with row `r` of `updates` (`slice` wide) folded into target slice `targets[r]` by
+/// `combine`, in row order (rows with no target are skipped): the host's sequential ScatterND.
+fn fold_rows<T: Copy>(
+    values: &[T],
+    updates: &[T],
+    targets: &[Option<usize>],
+    slice: usize,
+    combine: impl Fn(T, T) -> T,
+) -> Vec<T> {
+    let mut out = values.to_vec();
+    for (r, target) in targets.iter().enumerate() {
+        let Some(t) = *target else { continue };
+        for c in 0..slice {
+            out[t * slice + c] = combine(out[t * slice + c], updates[r * slice + c]);
+        }
+    }
+    out
+}
+
+/// `op(a, v)` on i32, wrapping.
+fn i32_op(op: ReduceOp, a: i32, v: i32) -> i32 {
+    match op {
+        ReduceOp::Add => a.wrapping_add(v),
+        ReduceOp::Mul => a.wrapping_mul(v),
+        ReduceOp::Min => a.min(v),
+        ReduceOp::Max => a.max(v),
+    }
+}
+
+/// `op(a, v)` on f32 with the crate's rules: `Min`/`Max` replace only on a strict comparison.
+fn f32_op(op: ReduceOp, a: f32, v: f32) -> f32 {
+    match op {
+        ReduceOp::Add => a + v,
+        ReduceOp::Mul => a * v,
+        ReduceOp::Min if v < a => v,
+        ReduceOp::Max if v > a => v,
+        _ => a,
+    }
+}
+
 /// A few hot targets in a large tensor through the lists: 4000 rows onto 8000 targets average
 /// half a row per target, so `list_buckets` keeps one list per target, and most rows go to 2
 /// targets (one list of 3000 rows, one of 600), the rest to distinct targets or out of range
@@ -200,10 +240,14 @@ fn hot_targets_of_a_large_tensor_match_the_host() {
             _ => 100 + r,
         })
         .collect();
-    let target = |i: i32| -> Option<usize> {
-        let t = if i < 0 { i + targets as i32 } else { i };
-        (0..targets as i32).contains(&t).then_some(t as usize)
-    };
+    // Where each row lands: negative indices count from the end, out of range is skipped.
+    let row_targets: Vec<Option<usize>> = target_of
+        .iter()
+        .map(|&i| {
+            let t = if i < 0 { i + targets as i32 } else { i };
+            (0..targets as i32).contains(&t).then_some(t as usize)
+        })
+        .collect();
     let run = |elem, values: &[u8], updates: &[u8], op, strategy| {
         Scatter {
             dims: vec![targets],
@@ -227,19 +271,9 @@ fn hot_targets_of_a_large_tensor_match_the_host() {
         let updates: Vec<i32> = (0..(rows * slice) as i32)
             .map(|p| p.wrapping_mul(2_654_435_761u32 as i32) >> 5)
             .collect();
-        let mut expected = values.clone();
-        for (r, &i) in target_of.iter().enumerate() {
-            let Some(t) = target(i) else { continue };
-            for c in 0..slice {
-                let (a, v) = (expected[t * slice + c], updates[r * slice + c]);
-                expected[t * slice + c] = match op {
-                    ReduceOp::Add => a.wrapping_add(v),
-                    ReduceOp::Mul => a.wrapping_mul(v),
-                    ReduceOp::Min => a.min(v),
-                    ReduceOp::Max => a.max(v),
-                };
-            }
-        }
+        let expected = fold_rows(&values, &updates, &row_targets, slice, |a, v| {
+            i32_op(op, a, v)
+        });
         for strategy in LISTS {
             let bytes = run(
                 ElemType::Int(IntKind::I32),
@@ -266,19 +300,12 @@ fn hot_targets_of_a_large_tensor_match_the_host() {
                 }
             })
             .collect();
-        let mut expected = values.clone();
-        for (r, &i) in target_of.iter().enumerate() {
-            let Some(t) = target(i) else { continue };
-            for c in 0..slice {
-                let (a, v) = (expected[t * slice + c], updates[r * slice + c]);
-                expected[t * slice + c] = match op {
-                    ReduceOp::Min if v < a => v,
-                    ReduceOp::Max if v > a => v,
-                    _ => a,
-                };
-            }
-        }
-        let expected: Vec<u32> = expected.iter().map(|v| v.to_bits()).collect();
+        let expected: Vec<u32> = fold_rows(&values, &updates, &row_targets, slice, |a, v| {
+            f32_op(op, a, v)
+        })
+        .iter()
+        .map(|v| v.to_bits())
+        .collect();
         for strategy in LISTS {
             let bytes = run(
                 ElemType::Float(FloatKind::F32),
@@ -317,6 +344,7 @@ fn many_lists_per_target_match_the_host() {
         "unique targets keep one list"
     );
     let target_of: Vec<i32> = (0..rows).map(|r| ((r * 7) % targets) as i32).collect();
+    let row_targets: Vec<Option<usize>> = target_of.iter().map(|&t| Some(t as usize)).collect();
     for op in [ReduceOp::Add, ReduceOp::Mul, ReduceOp::Min, ReduceOp::Max] {
         // f32: Mul multiplies by 1, -1 or 2 only 40 times per target (the rest are 1), so the
         // products stay exact; NaN updates only for Min/Max.
@@ -332,19 +360,9 @@ fn many_lists_per_target_match_the_host() {
         let updates: Vec<f32> = (0..rows * slice)
             .map(|p| f32_update(p / slice, p % slice))
             .collect();
-        let mut expected = values.clone();
-        for (r, &t) in target_of.iter().enumerate() {
-            for c in 0..slice {
-                let (a, v) = (expected[t as usize * slice + c], updates[r * slice + c]);
-                expected[t as usize * slice + c] = match op {
-                    ReduceOp::Add => a + v,
-                    ReduceOp::Mul => a * v,
-                    ReduceOp::Min if v < a => v,
-                    ReduceOp::Max if v > a => v,
-                    _ => a,
-                };
-            }
-        }
+        let expected = fold_rows(&values, &updates, &row_targets, slice, |a, v| {
+            f32_op(op, a, v)
+        });
         let lists = |elem, values: &[u8], updates: &[u8], strategy| {
             Scatter {
                 dims: vec![targets],
@@ -383,18 +401,9 @@ fn many_lists_per_target_match_the_host() {
         let i32_updates: Vec<i32> = (0..rows * slice)
             .map(|p| (p as i32).wrapping_mul(2_654_435_761u32 as i32) >> 7)
             .collect();
-        let mut expected = i32_values.clone();
-        for (r, &t) in target_of.iter().enumerate() {
-            for c in 0..slice {
-                let (a, v) = (expected[t as usize * slice + c], i32_updates[r * slice + c]);
-                expected[t as usize * slice + c] = match op {
-                    ReduceOp::Add => a.wrapping_add(v),
-                    ReduceOp::Mul => a.wrapping_mul(v),
-                    ReduceOp::Min => a.min(v),
-                    ReduceOp::Max => a.max(v),
-                };
-            }
-        }
+        let expected = fold_rows(&i32_values, &i32_updates, &row_targets, slice, |a, v| {
+            i32_op(op, a, v)
+        });
         let i32_elem = ElemType::Int(IntKind::I32);
         for strategy in LISTS {
             let bytes = lists(
