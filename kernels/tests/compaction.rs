@@ -181,8 +181,8 @@ fn planes_run(client: &Client) -> bool {
 }
 
 /// The plans under test: both scans at the crate's geometries (the plane scan where it runs, see
-/// [`planes_run`]; without planes, also the long runs of large inputs), and small cubes where a unit's run, a tile and a partial plane are all a few
-/// elements long.
+/// [`planes_run`]; without planes, also the long runs of large inputs), and small cubes where a
+/// unit's run, a tile and a partial plane are all a few elements long.
 fn plans() -> Vec<CompactionPlan> {
     let mut plans = Vec::new();
     let scans = if client().is_some_and(|client| planes_run(&client)) {

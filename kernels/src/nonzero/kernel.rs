@@ -172,8 +172,9 @@ fn store_row<O: Int>(
 }
 
 /// Writes the coordinates of the set bits of `run` (`words` words; bit `b` of word `m` is
-/// element `first + 32 * m + b`) into rows `row`, `row + 1`, … of `coordinates`. Every store is guarded by `rows` (the number of rows the buffer holds),
-/// so no scan result can move a store outside it.
+/// element `first + 32 * m + b`) into rows `row`, `row + 1`, … of `coordinates`. Every store
+/// is guarded by `rows` (the number of rows the buffer holds), so no scan result can move a
+/// store outside it.
 ///
 /// The loop visits set bits only: CPU drivers such as lavapipe run both sides of a branch under
 /// a mask, so a loop over every element would cost a (scalarised) store per element whatever
@@ -573,8 +574,9 @@ struct TileLayout {
 /// On an H100 (WGSL) one vector per step wrote 2^28 f32 at 50% in 0.67 ms with the loop per
 /// set bit (the partial planes' path) and two vectors in 0.99 ms; at 1% two vectors per step
 /// took 0.17 ms and one 0.25 ms; the ballot write then took the 50% case to 0.40 ms. Two
-/// barriers per tile: one for the planes' geometry, one for the planes' totals. A step's first element is unravelled once
-/// (`width - 1` divisions); each further set bit steps from it with carries.
+/// barriers per tile: one for the planes' geometry, one for the planes' totals. A step's first
+/// element is unravelled once (`width - 1` divisions); each further set bit steps from it with
+/// carries.
 #[allow(clippy::too_many_arguments)]
 #[cube]
 fn write_tile_planes<O: Int>(

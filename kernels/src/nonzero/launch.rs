@@ -66,9 +66,9 @@ pub struct CompactionPlan {
     /// The cube-wide scan, which also picks the write kernel: [`CubeScan::Planes`] writes
     /// with one run of rows per plane, [`CubeScan::Shared`] one run per unit.
     pub scan: CubeScan,
-    /// Units per cube, from 1 to 1024 or the runtime's limit if lower. Any size works with either scan; with
-    /// [`CubeScan::Planes`] a size that is not a multiple of the plane size leaves a partial
-    /// plane, which the kernels handle.
+    /// Units per cube, from 1 to 1024 or the runtime's limit if lower. Any size works with
+    /// either scan; with [`CubeScan::Planes`] a size that is not a multiple of the plane size
+    /// leaves a partial plane, which the kernels handle.
     pub cube_size: usize,
     /// Vectors each unit handles, from 1 to 64. More amortises the barriers of each tile; the
     /// count kernel holds that many vectors in registers, the write kernels one 32-bit word per
@@ -190,8 +190,8 @@ pub struct CompactionOutput {
 /// Row `i < count` of the coordinates gets the `i`-th non-zero element's coordinates in the
 /// input's last `N` dimensions, in ascending element order; the other rows are left as they
 /// were, or set to `output.fill` when given. `plan` lays the work out
-/// ([`CompactionPlan::for_len`] chooses for the runtime and the size); [`CubeScan::Planes`] needs plane
-/// operations, and its kernels fail to compile where the runtime has none.
+/// ([`CompactionPlan::for_len`] chooses for the runtime and the size); [`CubeScan::Planes`]
+/// needs plane operations, and its kernels fail to compile where the runtime has none.
 ///
 /// Three launches, none of which waits for the host: the tile counts (which read the input once
 /// and leave one bit per element), the tile offsets (one cube), and the coordinates with the
