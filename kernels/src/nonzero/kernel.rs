@@ -2,12 +2,18 @@
 //! `cube_size` units in one dimension.
 //!
 //! A tile is `cube_size * per_unit` consecutive vectors of `lanes` elements. The count kernel
-//! reads each tile once, in rows of `cube_size` vectors (unit `s` reads vector `s` of every row,
-//! so neighbouring units read neighbouring vectors), and leaves one bit per element in the
-//! tile's *mask*: for the unit in slot `s`, the `per_unit * lanes` flags of its vectors
-//! (row-major, row `k` lane `j` is flag `k * lanes + j`) fill `words` 32-bit words, and word `m`
-//! of slot `s` in tile `t` sits at `mask[(t * words + m) * cube_size + s]`. The write kernels
-//! read the mask, never the input again, so the input's bytes cross the memory bus once.
+//! reads each tile once and leaves one bit per element in the tile's *mask*: for the unit in
+//! slot `s`, the `per_unit * lanes` flags of its `per_unit` vectors (its `k`-th vector's lane
+//! `j` is flag `k * lanes + j`) fill `words` 32-bit words, and word `m` of slot `s` in tile `t`
+//! sits at `mask[(t * words + m) * cube_size + s]`. Which vectors are a unit's follows the write
+//! kernel that reads the mask:
+//! - with planes (GPUs), vector `s` of every row of `cube_size` vectors, so neighbouring units
+//!   read neighbouring vectors (see [`tile_bits`]);
+//! - without (CPU drivers), the run of `per_unit` consecutive vectors from `s * per_unit`, the
+//!   run the write kernel gives the unit: its flags are its words in element order, 32 to a load.
+//!
+//! The write kernels read the mask, never the input again, so the input's bytes cross the memory
+//! bus once.
 
 use cubecl::prelude::*;
 
@@ -252,6 +258,20 @@ fn fill_tile_padding<O: Int>(
     }
 }
 
+/// Vector `index` of `input`, or zeros at or past `vectors`.
+#[cube]
+fn load_or_zero<I: Int, N: Size>(
+    input: &[Vector<I, N>],
+    index: usize,
+    vectors: usize,
+) -> Vector<I, N> {
+    let mut value = Vector::<I, N>::new(I::from_int(0));
+    if index < vectors {
+        value = input[index];
+    }
+    value
+}
+
 /// Step 1: `tile_counts[t]` = number of non-zero elements in tile `t`, and tile `t`'s part of
 /// the mask (see the module documentation). `vectors` counts input vectors and `len` elements;
 /// `element_bits` says how a vector holds them (see `vector_bits`): typed, or 32-bit words
@@ -278,24 +298,33 @@ pub fn nonzero_tile_counts<I: Int, N: Size>(
     let vector = N::value();
     let lanes = comptime!(elements_per_vector(vector, element_bits));
     let slot = UNIT_POS as usize;
-    let base = tile * cube_size * per_unit + slot;
-    // Every load is issued before any bit is tested, so a unit has `per_unit` loads in flight.
-    // Every tile but the last is full: its loads need no guard (one branch per cube).
-    let mut values = Array::<Vector<I, N>>::new(per_unit);
-    if (tile + 1) * cube_size * per_unit <= vectors {
-        #[unroll]
-        for k in 0..per_unit {
-            values[k] = input[base + k * cube_size];
-        }
+    // The unit's vectors (see the module documentation): a row apart with planes, consecutive
+    // without.
+    let stride = comptime!(if planes { cube_size } else { 1 });
+    let first = if comptime!(planes) {
+        slot
     } else {
-        #[unroll]
-        for k in 0..per_unit {
-            let index = base + k * cube_size;
-            let mut value = Vector::<I, N>::new(I::from_int(0));
-            if index < vectors {
-                value = input[index];
+        slot * per_unit
+    };
+    let base = tile * cube_size * per_unit + first;
+    // With planes (GPUs) every load is issued before any bit is tested, so a unit has
+    // `per_unit` loads in flight; every tile but the last is full, and its loads need no guard
+    // (one branch per cube). Without (CPU drivers, which run a SIMD group's loads lane by lane
+    // and gain nothing from loads in flight), each vector is tested as soon as it is loaded,
+    // which holds one vector per lane where the other way holds `per_unit`: at 2^24 f32 on
+    // lavapipe the pass took 20 ms instead of 25.
+    let mut values = Array::<Vector<I, N>>::new(comptime!(if planes { per_unit } else { 1 }));
+    if comptime!(planes) {
+        if (tile + 1) * cube_size * per_unit <= vectors {
+            #[unroll]
+            for k in 0..per_unit {
+                values[k] = input[base + k * stride];
             }
-            values[k] = value;
+        } else {
+            #[unroll]
+            for k in 0..per_unit {
+                values[k] = load_or_zero::<I, N>(input, base + k * stride, vectors);
+            }
         }
     }
     let mut count = 0u32;
@@ -307,14 +336,19 @@ pub fn nonzero_tile_counts<I: Int, N: Size>(
             for r in 0..comptime!(32 / lanes) {
                 let k = comptime!(m * (32 / lanes) + r);
                 if comptime!(k < per_unit) {
-                    let mut bits = vector_bits::<I, N>(values[k], ignore_sign, element_bits);
+                    let value = if comptime!(planes) {
+                        values[k]
+                    } else {
+                        load_or_zero::<I, N>(input, base + k, vectors)
+                    };
+                    let mut bits = vector_bits::<I, N>(value, ignore_sign, element_bits);
                     if comptime!(element_bits == 8 || element_bits == 16) {
-                        bits &= valid_bits(base + k * cube_size, len, lanes);
+                        bits &= valid_bits(base + k * stride, len, lanes);
                     }
-                    count += bits.count_ones();
                     word |= bits << comptime!((r * lanes) as u32);
                 }
             }
+            count += word.count_ones();
             mask[(tile * words + m) * cube_size + slot] = word;
         }
     }
@@ -935,12 +969,13 @@ fn write_step_rows<O: Int>(
     }
 }
 
-/// The write without planes: each unit takes `per_unit` consecutive vectors of the tile and
-/// gathers their bits from the mask into a run of words, element by element; a cube-wide scan
-/// of the unit totals, plus `tile_offsets[tile]`, gives the unit its first row, and the unit
-/// writes the coordinates of its run's set bits in order, one loop iteration per set bit. One
-/// cube scan per tile, which suits runtimes where barriers cost more than scattered stores
-/// (lavapipe).
+/// The write without planes: each unit takes its run of `per_unit` consecutive vectors of the
+/// tile, whose flags the count kernel left as the unit's mask words in element order (see the
+/// module documentation), so a unit loads `words` words; a cube-wide scan of the unit totals,
+/// plus `tile_offsets[tile]`, gives the unit its first row, and the unit writes the coordinates
+/// of its run's set bits in order, one loop iteration per set bit. One cube scan per tile, which
+/// suits runtimes where barriers cost more than scattered stores (lavapipe). Words past the
+/// input's last vector hold no set bit: the count kernel reads those vectors as zero.
 #[allow(clippy::too_many_arguments)]
 #[cube]
 fn write_tile_runs<O: Int>(
@@ -956,33 +991,26 @@ fn write_tile_runs<O: Int>(
     #[comptime] per_unit: usize,
 ) {
     let tile = layout.tile;
-    let start = UNIT_POS as usize * per_unit;
-    let first_vector = tile * cube_size * per_unit;
-    // The unit's flags, element by element: bit `b` of word `m` is element `32 * m + b` of its
-    // run (`words` words hold `per_unit * lanes` bits, as in the mask).
+    let slot = UNIT_POS as usize;
     let mut run = Array::<u32>::new(words);
-    #[unroll]
-    for m in 0..words {
-        run[m] = 0u32;
-    }
     let mut total = 0u32;
     #[unroll]
-    for k in 0..per_unit {
-        let q = start + k;
-        if tile < layout.tiles && first_vector + q < layout.vectors {
-            let b = tile_bits(mask, tile, q, lanes, words, cube_size);
-            let m = comptime!(k * lanes / 32);
-            run[m] |= b << comptime!(((k * lanes) % 32) as u32);
-            total += b.count_ones();
+    for m in 0..words {
+        let mut word = 0u32;
+        if tile < layout.tiles {
+            word = mask[(tile * words + m) * cube_size + slot];
         }
+        run[m] = word;
+        total += word.count_ones();
     }
     let exclusive = cube_inclusive_sum(total, cube_size, false) - total;
     if tile < layout.tiles {
         let row = (tile_offsets[tile] + exclusive) as usize;
+        let first_vector = (tile * cube_size + slot) * per_unit;
         write_run_rows::<O>(
             coordinates,
             &run,
-            (first_vector + start) * lanes,
+            first_vector * lanes,
             row,
             layout.rows,
             dims,

@@ -3,10 +3,12 @@
 //!
 //! The design is reduce-then-scan in three launches, laid out by a [`CompactionPlan`]:
 //!
-//! 1. [`nonzero_tile_counts`](fn@nonzero_tile_counts): each cube reads its tile once (rows
-//!    of one vector per unit, so reads are coalesced; every load is issued before any is
-//!    tested), counts its non-zero elements and leaves one bit per element in a mask, 1/32 of
-//!    an f32 input's bytes. Where the runtime cannot bind the unsigned type of the input's
+//! 1. [`nonzero_tile_counts`](fn@nonzero_tile_counts): each cube reads its tile once, counts
+//!    its non-zero elements and leaves one bit per element in a mask, 1/32 of an f32 input's
+//!    bytes. With planes (GPUs) the tile is read in rows of one vector per unit, so reads are
+//!    coalesced, and every load is issued before any is tested; without (CPU drivers) each unit
+//!    reads the run of consecutive vectors it writes in step 3 and tests each as it arrives, so
+//!    its mask words hold its run in element order. Where the runtime cannot bind the unsigned type of the input's
 //!    width (8- and 16-bit types on WGSL and OpenGL, 64-bit ones on OpenGL) it reads 32-bit
 //!    words instead: two f16 or four u8 to a word, a 64-bit element as two; the rest of the
 //!    compaction sees only the mask, so nothing else changes.
@@ -20,9 +22,9 @@
 //!      neighbouring vectors and scans them with plane operations, so neighbouring units store
 //!      to neighbouring rows and each step of the plane is one contiguous range of the output;
 //!      dense tiles take one vector per unit and step, sparse ones two (half the scans);
-//!    - elsewhere (lavapipe): each unit takes a run of consecutive vectors
-//!      and one cube scan per tile gives its first row, which suits CPU drivers, where barriers
-//!      cost more than scattered stores.
+//!    - elsewhere (lavapipe): each unit takes a run of consecutive vectors, loads its mask words
+//!      (32 elements each) and one cube scan per tile gives its first row, which suits CPU
+//!      drivers, where barriers cost more than scattered stores.
 //!
 //!    Both loop over set bits only (CPU drivers run a branch's body under a mask whatever the
 //!    density). A run's first flat index is unravelled into the last `width` dimensions once
