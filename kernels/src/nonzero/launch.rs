@@ -70,9 +70,11 @@ pub struct CompactionPlan {
     /// either scan; with [`CubeScan::Planes`] a size that is not a multiple of the plane size
     /// leaves a partial plane, which the kernels handle.
     pub cube_size: usize,
-    /// Vectors each unit handles, from 1 to 64. More amortises the barriers of each tile; the
-    /// count kernel holds that many vectors in registers, the write kernels one 32-bit word per
-    /// vector (and one per step besides, on sparse tiles with planes).
+    /// Vectors each unit handles, from 1 to 64. More amortises the barriers of each tile. With
+    /// [`CubeScan::Planes`] the count kernel holds that many vectors in registers and the write
+    /// kernel one 32-bit word per vector (and one per step besides, on sparse tiles); with
+    /// [`CubeScan::Shared`] the count kernel holds one vector at a time and the write kernel one
+    /// word per 32 elements of the unit's run.
     pub per_unit: usize,
 }
 
