@@ -9,7 +9,7 @@ mod common;
 
 use burn_dml_ops_kernels::KernelError;
 use burn_dml_ops_kernels::scatter_nd::{
-    OutOfRange, ReduceOp, ScatterReduction, ScatterStrategy, scatter_strategy,
+    ReduceOp, ScatterReduction, ScatterStrategy, scatter_strategy,
 };
 use common::client;
 use common::scatter::Scatter;
@@ -216,6 +216,40 @@ fn f32_op(op: ReduceOp, a: f32, v: f32) -> f32 {
     }
 }
 
+/// `updates` (rows of `slice` elements) reduced with `op` onto `values` (`values.len() / slice`
+/// target slices) at the one-coordinate `target_of` (out of range skipped), asking for
+/// `strategy`: the output read back.
+fn reduce_rows<T: CubeElement>(
+    client: &Client,
+    values: &[T],
+    target_of: &[i32],
+    updates: &[T],
+    slice: usize,
+    op: ReduceOp,
+    strategy: ScatterStrategy,
+) -> Vec<T> {
+    let (bytes, _) = Scatter {
+        dims: vec![values.len() / slice],
+        slice,
+        strategy: Some(strategy),
+        ..Scatter::new(
+            T::cube_type(),
+            T::as_bytes(values),
+            target_of,
+            T::as_bytes(updates),
+            ScatterReduction::Reduce(op),
+        )
+    }
+    .run(client)
+    .expect("the launch is valid");
+    T::from_bytes(&bytes).to_vec()
+}
+
+/// The bit patterns of `values`, to compare floats with NaN among them.
+fn bits(values: &[f32]) -> Vec<u32> {
+    values.iter().map(|v| v.to_bits()).collect()
+}
+
 /// A few hot targets in a large tensor through the lists: 4000 rows onto 8000 targets average
 /// half a row per target, so `list_buckets` keeps one list per target, and most rows go to 2
 /// targets (one list of 3000 rows, one of 600), the rest to distinct targets or out of range
@@ -248,24 +282,6 @@ fn hot_targets_of_a_large_tensor_match_the_host() {
             (0..targets as i32).contains(&t).then_some(t as usize)
         })
         .collect();
-    let run = |elem, values: &[u8], updates: &[u8], op, strategy| {
-        Scatter {
-            dims: vec![targets],
-            slice,
-            strategy: Some(strategy),
-            out_of_range: OutOfRange::Skip,
-            ..Scatter::new(
-                elem,
-                values,
-                &target_of,
-                updates,
-                ScatterReduction::Reduce(op),
-            )
-        }
-        .run(&client)
-        .expect("the launch is valid")
-        .0
-    };
     for op in [ReduceOp::Add, ReduceOp::Mul, ReduceOp::Min, ReduceOp::Max] {
         let values: Vec<i32> = (0..(targets * slice) as i32).map(|e| e * 3 - 7).collect();
         let updates: Vec<i32> = (0..(rows * slice) as i32)
@@ -275,18 +291,8 @@ fn hot_targets_of_a_large_tensor_match_the_host() {
             i32_op(op, a, v)
         });
         for strategy in LISTS {
-            let bytes = run(
-                ElemType::Int(IntKind::I32),
-                i32::as_bytes(&values),
-                i32::as_bytes(&updates),
-                op,
-                strategy,
-            );
-            assert_eq!(
-                i32::from_bytes(&bytes),
-                &expected[..],
-                "i32 {op:?} {strategy:?}"
-            );
+            let actual = reduce_rows(&client, &values, &target_of, &updates, slice, op, strategy);
+            assert_eq!(actual, expected, "i32 {op:?} {strategy:?}");
         }
     }
     for op in [ReduceOp::Min, ReduceOp::Max] {
@@ -300,25 +306,16 @@ fn hot_targets_of_a_large_tensor_match_the_host() {
                 }
             })
             .collect();
-        let expected: Vec<u32> = fold_rows(&values, &updates, &row_targets, slice, |a, v| {
-            f32_op(op, a, v)
-        })
-        .iter()
-        .map(|v| v.to_bits())
-        .collect();
+        let expected = bits(&fold_rows(
+            &values,
+            &updates,
+            &row_targets,
+            slice,
+            |a, v| f32_op(op, a, v),
+        ));
         for strategy in LISTS {
-            let bytes = run(
-                ElemType::Float(FloatKind::F32),
-                f32::as_bytes(&values),
-                f32::as_bytes(&updates),
-                op,
-                strategy,
-            );
-            let actual: Vec<u32> = f32::from_bytes(&bytes)
-                .iter()
-                .map(|v| v.to_bits())
-                .collect();
-            assert_eq!(actual, expected, "f32 {op:?} {strategy:?} (bits)");
+            let actual = reduce_rows(&client, &values, &target_of, &updates, slice, op, strategy);
+            assert_eq!(bits(&actual), expected, "f32 {op:?} {strategy:?} (bits)");
         }
     }
 }
@@ -363,37 +360,13 @@ fn many_lists_per_target_match_the_host() {
         let expected = fold_rows(&values, &updates, &row_targets, slice, |a, v| {
             f32_op(op, a, v)
         });
-        let lists = |elem, values: &[u8], updates: &[u8], strategy| {
-            Scatter {
-                dims: vec![targets],
-                slice,
-                strategy: Some(strategy),
-                ..Scatter::new(
-                    elem,
-                    values,
-                    &target_of,
-                    updates,
-                    ScatterReduction::Reduce(op),
-                )
-            }
-            .run(&client)
-            .expect("the launch is valid")
-            .0
-        };
-        let f32_elem = ElemType::Float(FloatKind::F32);
-        let expected_bits: Vec<u32> = expected.iter().map(|v| v.to_bits()).collect();
         for strategy in LISTS {
-            let bytes = lists(
-                f32_elem,
-                f32::as_bytes(&values),
-                f32::as_bytes(&updates),
-                strategy,
+            let actual = reduce_rows(&client, &values, &target_of, &updates, slice, op, strategy);
+            assert_eq!(
+                bits(&actual),
+                bits(&expected),
+                "f32 {op:?} {strategy:?} (bits)"
             );
-            let actual: Vec<u32> = f32::from_bytes(&bytes)
-                .iter()
-                .map(|v| v.to_bits())
-                .collect();
-            assert_eq!(actual, expected_bits, "f32 {op:?} {strategy:?} (bits)");
         }
 
         // i32 with wrapping: products of large factors.
@@ -404,19 +377,17 @@ fn many_lists_per_target_match_the_host() {
         let expected = fold_rows(&i32_values, &i32_updates, &row_targets, slice, |a, v| {
             i32_op(op, a, v)
         });
-        let i32_elem = ElemType::Int(IntKind::I32);
         for strategy in LISTS {
-            let bytes = lists(
-                i32_elem,
-                i32::as_bytes(&i32_values),
-                i32::as_bytes(&i32_updates),
+            let actual = reduce_rows(
+                &client,
+                &i32_values,
+                &target_of,
+                &i32_updates,
+                slice,
+                op,
                 strategy,
             );
-            assert_eq!(
-                i32::from_bytes(&bytes),
-                &expected[..],
-                "i32 {op:?} {strategy:?}"
-            );
+            assert_eq!(actual, expected, "i32 {op:?} {strategy:?}");
         }
     }
 }
