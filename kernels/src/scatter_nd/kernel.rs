@@ -349,6 +349,25 @@ pub(super) fn starts_segment(row: usize, segment_bits: u32) -> bool {
     segment_bits < 32u32 && (hashed >> (31u32 - kept)) >> 1u32 == 0u32
 }
 
+/// Whether the unit at `position` (one per update element, `units` of them, rows of `slice`)
+/// reduces a segment: its row is on a list (not skipped, so its `next` was written) and starts
+/// a segment ([`starts_segment`]). The segment kernels, typed and packed, run only these units.
+#[cube]
+pub(super) fn reduces_segment(
+    targets: &[u32],
+    position: usize,
+    units: usize,
+    slice: usize,
+    segment_bits: u32,
+) -> bool {
+    let mut reduces = false;
+    if position < units {
+        let row = position / slice;
+        reduces = targets[row] != SKIPPED && starts_segment(row, segment_bits);
+    }
+    reduces
+}
+
 /// Lists, step 2 where lists may be long, one unit per update element whose row starts a
 /// segment (about one row in `2^segment_bits`, picked by a hash of the row): it reduces its own
 /// update and those of the rows after it on its list, up to the next start or the list's end,
@@ -373,14 +392,10 @@ pub fn scatter_nd_segment_lists<T: Numeric, B: Int>(
     #[define(T, B)] _types: [ElemType; 2],
 ) {
     let position = ABSOLUTE_POS;
-    if position >= units {
+    if !reduces_segment(targets, position, units, slice, segment_bits) {
         terminate!();
     }
     let row = position / slice;
-    // A skipped row is on no list (its `next` was never written).
-    if targets[row] == SKIPPED || !starts_segment(row, segment_bits) {
-        terminate!();
-    }
     let col = position % slice;
     let mut acc = updates[position];
     let mut link = next[row];

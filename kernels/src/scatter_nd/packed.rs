@@ -16,7 +16,7 @@
 
 use cubecl::prelude::*;
 
-use super::kernel::{ReduceOp, SKIPPED, list_head, starts_segment, update_target};
+use super::kernel::{ReduceOp, list_head, reduces_segment, starts_segment, update_target};
 
 /// How the kernels that hold data in 32-bit words (8- and 16-bit elements packed into words,
 /// 64-bit ones split into word pairs) read an element's bits for arithmetic.
@@ -329,14 +329,10 @@ pub fn scatter_nd_segment_lists_packed(
     #[comptime] kind: WordKind,
 ) {
     let position = ABSOLUTE_POS;
-    if position >= units {
+    if !reduces_segment(targets, position, units, slice, segment_bits) {
         terminate!();
     }
     let row = position / slice;
-    // A skipped row is on no list (its `next` was never written).
-    if targets[row] == SKIPPED || !starts_segment(row, segment_bits) {
-        terminate!();
-    }
     let col = position % slice;
     let mut acc = field(updates, position, bits);
     let mut link = next[row];
