@@ -34,6 +34,23 @@ fn sample(dtype: DType) -> (TensorData, Vec<i64>) {
     )
 }
 
+/// `data`, of any integer dtype, as i64 values.
+fn as_i64(data: TensorData) -> Vec<i64> {
+    data.convert_dtype(DType::I64)
+        .try_to_vec::<i64>()
+        .expect("an Int tensor")
+}
+
+/// A table cell: "yes" when `actual` is `expected`, the values when they differ, "error" when the
+/// call was refused.
+fn verdict(actual: Result<Vec<i64>, DmlOpsError>, expected: &[i64]) -> String {
+    match actual {
+        Ok(actual) if actual == expected => "yes".into(),
+        Ok(actual) => format!("WRONG {actual:?}"),
+        Err(_) => "error".into(),
+    }
+}
+
 fn run(device: &Device, input: DType, out: IntDType) -> Result<Vec<i64>, DmlOpsError> {
     let (data, _) = sample(input);
     let result = if input.is_float() {
@@ -41,20 +58,12 @@ fn run(device: &Device, input: DType, out: IntDType) -> Result<Vec<i64>, DmlOpsE
     } else {
         Tensor::<1, Int>::from_data(data, (device, input)).bit_count_as(out)
     }?;
-    Ok(result
-        .into_data()
-        .convert_dtype(DType::I64)
-        .try_to_vec::<i64>()
-        .expect("an Int tensor"))
+    Ok(as_i64(result.into_data()))
 }
 
 fn cell(device: &Device, input: DType, out: IntDType) -> String {
     let (_, expected) = sample(input);
-    match run(device, input, out) {
-        Ok(actual) if actual == expected => "yes".into(),
-        Ok(actual) => format!("WRONG {actual:?}"),
-        Err(_) => "error".into(),
-    }
+    verdict(run(device, input, out), &expected)
 }
 
 /// The exact coordinates of the non-zero elements of `[0, 1, all ones]` twice, shaped `[2, 3]`,
@@ -73,12 +82,7 @@ fn nonzero(device: &Device, input: DType, transposed: bool) -> Result<Vec<i64>, 
         let x = if transposed { x.transpose() } else { x };
         x.nonzero_coordinates_with(NonZeroOptions::default())
     }?;
-    Ok(result
-        .into_exact()
-        .into_data()
-        .convert_dtype(DType::I64)
-        .try_to_vec::<i64>()
-        .expect("an Int tensor"))
+    Ok(as_i64(result.into_exact().into_data()))
 }
 
 fn nonzero_cell(device: &Device, input: DType, transposed: bool) -> String {
@@ -88,11 +92,7 @@ fn nonzero_cell(device: &Device, input: DType, transposed: bool) -> String {
     } else {
         vec![0, 1, 0, 2, 1, 1, 1, 2]
     };
-    match nonzero(device, input, transposed) {
-        Ok(actual) if actual == expected => "yes".into(),
-        Ok(actual) => format!("WRONG {actual:?}"),
-        Err(_) => "error".into(),
-    }
+    verdict(nonzero(device, input, transposed), &expected)
 }
 
 /// NonZeroCoordinates of `[0, 3, 0, 5, 7]` into `out` with a fill, compared with the exact rows.
@@ -111,18 +111,8 @@ fn nonzero_output_cell(device: &Device, out: IntDType) -> String {
     );
     match result {
         Ok(result) => {
-            let rows = result
-                .coordinates
-                .into_data()
-                .convert_dtype(DType::I64)
-                .try_to_vec::<i64>()
-                .expect("an Int tensor");
-            let count = result
-                .count
-                .into_data()
-                .convert_dtype(DType::I64)
-                .try_to_vec::<i64>()
-                .expect("an Int tensor");
+            let rows = as_i64(result.coordinates.into_data());
+            let count = as_i64(result.count.into_data());
             if rows == [1, 3, 4, fill, fill] && count == [3] {
                 "yes".into()
             } else {
@@ -168,19 +158,12 @@ fn scatter(device: &Device, dtype: DType, reduction: Reduction) -> Result<Vec<i6
             )?
             .into_data()
     };
-    Ok(output
-        .convert_dtype(DType::I64)
-        .try_to_vec::<i64>()
-        .expect("an Int tensor"))
+    Ok(as_i64(output))
 }
 
 fn scatter_cell(device: &Device, dtype: DType, reduction: Reduction) -> String {
     let expected = scatter(&Device::flex(), dtype, reduction).expect("Flex holds every dtype");
-    match scatter(device, dtype, reduction) {
-        Ok(actual) if actual == expected => "yes".into(),
-        Ok(actual) => format!("WRONG {actual:?}"),
-        Err(_) => "error".into(),
-    }
+    verdict(scatter(device, dtype, reduction), &expected)
 }
 
 fn main() {
