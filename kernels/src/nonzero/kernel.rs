@@ -313,6 +313,7 @@ pub fn nonzero_tile_counts<I: Int, N: Size>(
     // and gain nothing from loads in flight), each vector is tested as soon as it is loaded,
     // which holds one vector per lane where the other way holds `per_unit`: at 2^24 f32 on
     // lavapipe the pass took 20 ms instead of 25.
+    // The vectors held with planes (one unused slot without).
     let mut values = Array::<Vector<I, N>>::new(comptime!(if planes { per_unit } else { 1 }));
     if comptime!(planes) {
         if (tile + 1) * cube_size * per_unit <= vectors {
@@ -339,7 +340,7 @@ pub fn nonzero_tile_counts<I: Int, N: Size>(
                     let value = if comptime!(planes) {
                         values[k]
                     } else {
-                        load_or_zero::<I, N>(input, base + k, vectors)
+                        load_or_zero::<I, N>(input, base + k * stride, vectors)
                     };
                     let mut bits = vector_bits::<I, N>(value, ignore_sign, element_bits);
                     if comptime!(element_bits == 8 || element_bits == 16) {
