@@ -1,7 +1,7 @@
 //! Runs each of the crate's operators on the spec's reference inputs on `Device::default()`
 //! (the Fusion-wrapped wgpu device under the default features) and prints the results.
 //!
-//! `cargo run --release --example quickstart`
+//! `cargo run --example quickstart`
 
 mod common;
 

@@ -36,12 +36,14 @@
 
 mod backend;
 mod error;
+mod host;
 mod ops;
 mod reference;
+mod scatter_nd_rules;
 mod tensor;
 
 pub use error::DmlOpsError;
-pub use ops::{DmlOps, OutOfRange};
+pub use ops::DmlOps;
 pub use tensor::{
     BitCountExt, NonZeroCoordinates, NonZeroExt, NonZeroOptions, OutOfBounds, Reduction,
     ScatterNdExt, ScatterNdOptions,

@@ -7,7 +7,7 @@ mod common;
 use burn::backend::Dispatch;
 use burn::tensor::{DType, Device, Int, Tensor, TensorData};
 use burn_dml_ops::prelude::*;
-use burn_dml_ops::{DmlOps, OutOfRange};
+use burn_dml_ops::{DmlOps, OutOfBounds};
 use common::*;
 
 /// Flex, wgpu (and NdArray with its feature), each under autodiff.
@@ -203,7 +203,7 @@ fn gather_nd_slices_gradient_adds_back_into_the_source() {
         let gathered = <Dispatch as DmlOps>::float_gather_nd_slices(
             input.clone().into_dispatch(),
             indices.into_dispatch(),
-            OutOfRange::Skip,
+            OutOfBounds::Skip,
             [4, 2].into(),
         );
         let gathered = Tensor::<2>::from_dispatch(gathered);

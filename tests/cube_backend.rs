@@ -89,7 +89,7 @@ fn unfused_nonzero_coordinates_with_fill() {
 #[test]
 fn unfused_gather_nd_slices_resolves_like_the_scatter() {
     use burn::backend::ops::FloatTensorOps;
-    use burn_dml_ops::OutOfRange;
+    use burn_dml_ops::OutOfBounds;
     let Some(device) = cube_device() else { return };
     let data: Vec<f32> = (0..12).map(|v| v as f32).collect();
     let tuples = |min: i64, max: i64| vec![2, -1, 3, -4, -5, 0, min, max];
@@ -109,7 +109,7 @@ fn unfused_gather_nd_slices_resolves_like_the_scatter() {
         if gpu().is_none() {
             continue;
         }
-        for out_of_range in [OutOfRange::Skip, OutOfRange::Clamp] {
+        for out_of_range in [OutOfBounds::Skip, OutOfBounds::Clamp] {
             let input =
                 CubeBackend::float_from_data(TensorData::new(data.clone(), [4, 3]), &device);
             let indices = CubeBackend::int_from_data(indices.clone(), &device);
@@ -120,7 +120,7 @@ fn unfused_gather_nd_slices_resolves_like_the_scatter() {
                 [8, 3].into(),
             );
             let got = read_sync(CubeBackend::float_into_data(output)).unwrap();
-            let clamp = out_of_range == OutOfRange::Clamp;
+            let clamp = out_of_range == OutOfBounds::Clamp;
             let rows: [Option<usize>; 8] = [
                 Some(2),
                 Some(3),

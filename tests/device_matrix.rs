@@ -3,7 +3,7 @@
 //!
 //! Run with `--nocapture` to see the matrix.
 
-#![cfg_attr(feature = "ndarray", allow(deprecated))]
+#![allow(deprecated)] // Burn deprecates NdArray, which the matrix still covers.
 
 mod common;
 
@@ -11,19 +11,29 @@ use burn::tensor::{Device, Int, Tensor, TensorData};
 use burn_dml_ops::prelude::*;
 use common::*;
 
-/// Every device of the matrix, with the name the README's table uses.
+/// Every device of the matrix, with its name. NdArray is always there: the tests enable it
+/// through the crate's dev-dependency on itself.
 fn matrix() -> Vec<(&'static str, Device)> {
-    let mut devices = vec![("Flex", flex())];
-    #[cfg(feature = "ndarray")]
-    devices.push(("NdArray", Device::ndarray()));
+    let mut devices = vec![("Flex", flex()), ("NdArray", Device::ndarray())];
     let wgpu = default_device();
     devices.extend(wgpu.clone().map(|device| ("wgpu", device)));
     devices.push(("Autodiff<Flex>", flex().autodiff()));
-    #[cfg(feature = "ndarray")]
     devices.push(("Autodiff<NdArray>", Device::ndarray().autodiff()));
     devices.extend(wgpu.map(|device| ("Autodiff<wgpu>", device.autodiff())));
     devices
 }
+
+/// What the matrix must hold, written out rather than derived: each name with what Burn's
+/// `Debug` of the device must contain. The wgpu rows exist where wgpu has an adapter (which
+/// `BURN_DML_OPS_REQUIRE_GPU=1` requires).
+const EXPECTED: [(&str, &[&str], bool); 6] = [
+    ("Flex", &["Flex"], false),
+    ("NdArray", &["NdArray"], false),
+    ("wgpu", &["Wgpu"], true),
+    ("Autodiff<Flex>", &["Autodiff", "Flex"], false),
+    ("Autodiff<NdArray>", &["Autodiff", "NdArray"], false),
+    ("Autodiff<wgpu>", &["Autodiff", "Wgpu"], true),
+];
 
 /// What one operator returned on one device, as i64 or f32 values.
 #[derive(Debug, PartialEq)]
@@ -151,11 +161,22 @@ fn every_device_gives_the_spec_values() {
         println!("| {name} | {} |", row.join(" | "));
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    // Flex and Autodiff<Flex>, the same two on NdArray and on wgpu where they exist.
-    let expected = 2 * (1 + usize::from(cfg!(feature = "ndarray")) + usize::from(gpu().is_some()));
-    assert_eq!(
-        devices.len(),
-        expected,
-        "the matrix lost devices: {devices:?}"
-    );
+    let has_gpu = gpu().is_some();
+    let expected: Vec<&str> = EXPECTED
+        .iter()
+        .filter(|(_, _, on_gpu)| has_gpu || !on_gpu)
+        .map(|(name, _, _)| *name)
+        .collect();
+    let names: Vec<&str> = devices.iter().map(|(name, _)| *name).collect();
+    assert_eq!(names, expected, "the matrix's devices");
+    for ((name, device), (_, parts, _)) in devices
+        .iter()
+        .zip(EXPECTED.iter().filter(|e| has_gpu || !e.2))
+    {
+        let debug = format!("{device:?}");
+        assert!(
+            parts.iter().all(|part| debug.contains(part)),
+            "{name} is {debug}, which does not name {parts:?}"
+        );
+    }
 }

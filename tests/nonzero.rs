@@ -314,6 +314,51 @@ fn width_below_rank_keeps_the_last_dimensions() {
     }
 }
 
+/// A width below the rank into every output dtype, padded and exact, on every device, in one
+/// tile and in several. Types the runtime cannot bind (8- and 16-bit ones on WGSL, 64-bit ones
+/// on OpenGL) are written, and cut to the exact rows, as 32-bit words.
+#[test]
+fn narrow_width_into_every_output_dtype() {
+    use IntDType::*;
+    let cases: [(usize, &[IntDType]); 2] = [
+        (7, &[I8, U8, I16, U16, I32, U32, I64, U64]),
+        (70_000, &[I32, U32, I64, U64]),
+    ];
+    for device in devices() {
+        for (n, dtypes) in cases {
+            let values: Vec<f32> = (0..n)
+                .map(|i| if i % 3 == 1 { i as f32 } else { 0.0 })
+                .collect();
+            let data = TensorData::new(values, [1, 1, n]);
+            let expected: Vec<i64> = (0..n as i64).filter(|i| i % 3 == 1).collect();
+            for &out in dtypes {
+                for fill in [None, Some(5)] {
+                    let options = NonZeroOptions {
+                        width: Some(1),
+                        fill,
+                        out_dtype: Some(out),
+                    };
+                    let padding = assert_matches_oracle(&data, &device, options.clone());
+                    if let Some(fill) = fill {
+                        assert!(
+                            padding.iter().all(|row| row == &[fill]),
+                            "{out:?} {device:?}"
+                        );
+                    }
+                    let exact = run(&data, &device, options).unwrap().into_exact();
+                    assert_eq!(exact.dims(), [expected.len(), 1], "{out:?} on {device:?}");
+                    assert_eq!(exact.dtype(), DType::from(out), "{out:?} on {device:?}");
+                    assert_eq!(
+                        to_i64(&exact.into_data()),
+                        expected,
+                        "{out:?} on {device:?}"
+                    );
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn fill_sets_every_padding_row() {
     for device in devices() {

@@ -1337,3 +1337,47 @@ fn updates_that_view_the_input() {
         }
     }
 }
+
+/// Float `Min`/`Max` rank `-0.0` below `+0.0` on every device and float dtype, whatever order
+/// the duplicate updates come in: `Min` of 1.0 and both zeros is `-0.0`, `Max` of -1.0 and both
+/// zeros is `+0.0`; with a zero as the value, the other zero replaces it only where it ranks
+/// beyond it.
+#[test]
+fn signed_zeros_rank_negative_below_positive() {
+    let orders: [&[f64]; 3] = [
+        &[-0.0, 0.0],
+        &[0.0, -0.0],
+        &[0.0, -0.0, 0.0, 0.0, -0.0, 0.0],
+    ];
+    for device in devices() {
+        for dtype in [DType::F32, DType::F64, DType::F16, DType::BF16] {
+            if !holds(&device, dtype, "signed zeros") {
+                continue;
+            }
+            for updates in orders {
+                let indices = vec![0i64; updates.len()];
+                let cases = [
+                    (Reduction::Min, 1.0, true),
+                    (Reduction::Max, -1.0, false),
+                    (Reduction::Min, 0.0, true),
+                    (Reduction::Max, -0.0, false),
+                ];
+                for (reduction, value, negative) in cases {
+                    let output = scatter::<1, 2, 1>(
+                        &device,
+                        data(&[value], &[1], dtype),
+                        index_data(&indices, &[updates.len(), 1], DType::I32),
+                        data(updates, &[updates.len()], dtype),
+                        reduce(reduction),
+                    )
+                    .unwrap_or_else(|err| panic!("{device:?} {dtype:?}: {err}"));
+                    let got = values(&output)[0];
+                    assert!(
+                        got == 0.0 && got.is_sign_negative() == negative,
+                        "{device:?} {dtype:?} {reduction:?} of {value} and {updates:?}: {got:?}"
+                    );
+                }
+            }
+        }
+    }
+}

@@ -10,6 +10,14 @@
 //! | [`bit_count`] | DirectML `ELEMENT_WISE_BIT_COUNT`: population count of each element's raw bits |
 //! | [`nonzero`] | DirectML `NONZERO_COORDINATES`: coordinates of the non-zero elements, on the device |
 //! | [`scatter_nd`] | DirectML `SCATTER_ND` plus ONNX reductions: safe indices, no lost updates |
+//!
+//! # Types the runtime cannot bind
+//!
+//! WGSL declares no 8- or 16-bit integers (and f16 only where the adapter has it), and wgpu's
+//! OpenGL backend no 64-bit types either. Kernels that meet such a type read and write it as
+//! 32-bit words: two 16-bit or four 8-bit elements to a word, lowest bits first, and a 64-bit
+//! element as two words, low word first. Each launcher says which of its buffers this applies to
+//! and then needs them to start on a 4-byte boundary.
 
 pub mod bit_count;
 pub mod copy;

@@ -1,9 +1,8 @@
 //! `launch_scatter_nd` on wgpu: each reduction strategy as a launch argument against a host
 //! computation, and float `Min`/`Max` against the crate's rule, bit for bit (an update replaces
-//! a value only when it compares strictly smaller or larger, so a NaN update never replaces, a
-//! NaN value stays, and `-0.0` and `+0.0` never replace each other) on wgpu's default adapter
-//! (Vulkan: lavapipe here) and on its OpenGL backend where this machine has one (Mesa's
-//! llvmpipe through EGL, whose compiler turned a compare-and-select into `min`).
+//! a value only when it ranks strictly below or above it, `-0.0` below `+0.0`, so a NaN update
+//! never replaces and a NaN value stays) on wgpu's default adapter and on its OpenGL backend,
+//! whose compiler turns a compare-and-select into `min`.
 
 mod common;
 
@@ -11,8 +10,8 @@ use burn_dml_ops_kernels::KernelError;
 use burn_dml_ops_kernels::scatter_nd::{
     ReduceOp, ScatterReduction, ScatterStrategy, scatter_strategy,
 };
-use common::client;
 use common::scatter::Scatter;
+use common::{client, float_replaces, left_out};
 use cubecl::ir::{ElemType, FloatKind, IntKind};
 use cubecl::prelude::*;
 
@@ -24,8 +23,9 @@ fn cases() -> Vec<(f32, f32, f32, f32)> {
     let nan = f32::NAN;
     vec![
         // value, update, min, max
-        (0.0, -0.0, 0.0, 0.0),
-        (-0.0, 0.0, -0.0, -0.0),
+        (0.0, -0.0, -0.0, 0.0),
+        (-0.0, 0.0, -0.0, 0.0),
+        (-0.0, -0.0, -0.0, -0.0),
         (1.0, nan, 1.0, 1.0),
         (nan, 1.0, nan, nan),
         (nan, -1.0, nan, nan),
@@ -92,15 +92,15 @@ fn min_and_max_keep_nan_and_signed_zero_rules() {
 #[test]
 fn min_and_max_keep_the_rules_on_opengl_too() {
     if cubecl::Device::vulkan(Default::default()).is_err() {
-        // Without Vulkan the default adapter is already OpenGL (the test above ran there), and
-        // a second EGL device in one process fails in wgpu's EGL setup.
-        println!("no Vulkan adapter: the default adapter's test covered OpenGL");
+        // Without Vulkan the default adapter is OpenGL; a second EGL device in one process
+        // fails in wgpu's EGL setup, so the default one is checked.
+        let Some(client) = client() else { return };
+        check(&client, "OpenGL (the default adapter)");
         return;
     }
     match cubecl::Device::gl(Default::default()) {
         Ok(device) => check(&device.client(), "OpenGL"),
-        // Not every machine has EGL; the default adapter's test above always runs.
-        Err(err) => println!("no OpenGL adapter, not run: {err}"),
+        Err(err) => left_out(&format!("no OpenGL adapter: {err}")),
     }
 }
 
@@ -205,13 +205,16 @@ fn i32_op(op: ReduceOp, a: i32, v: i32) -> i32 {
     }
 }
 
-/// `op(a, v)` on f32 with the crate's rules: `Min`/`Max` replace only on a strict comparison.
+/// `op(a, v)` on f32 with the crate's rules ([`float_replaces`] for `Min`/`Max`).
 fn f32_op(op: ReduceOp, a: f32, v: f32) -> f32 {
     match op {
         ReduceOp::Add => a + v,
         ReduceOp::Mul => a * v,
-        ReduceOp::Min if v < a => v,
-        ReduceOp::Max if v > a => v,
+        ReduceOp::Min | ReduceOp::Max
+            if float_replaces(op == ReduceOp::Min, a.into(), v.into()) =>
+        {
+            v
+        }
         _ => a,
     }
 }
@@ -388,6 +391,72 @@ fn many_lists_per_target_match_the_host() {
                 strategy,
             );
             assert_eq!(actual, expected, "i32 {op:?} {strategy:?}");
+        }
+    }
+}
+
+/// NaN updates never hide the winner: 256 to 4096 rows onto one element of value 1.0, every
+/// update NaN but one (0.5 for `Min`, 9.0 for `Max`) at rows spread over the list, through both
+/// lists strategies. A segment that starts on a NaN update must still take the real one.
+#[test]
+fn nan_updates_never_hide_the_winner() {
+    let Some(client) = client() else { return };
+    for rows in [256usize, 1000, 4096] {
+        let target_of = vec![0i32; rows];
+        for winner in [0, 1, 7, rows / 3, rows / 2, rows - 2, rows - 1] {
+            for (op, win) in [(ReduceOp::Min, 0.5f32), (ReduceOp::Max, 9.0)] {
+                let mut updates = vec![f32::NAN; rows];
+                updates[winner] = win;
+                for strategy in LISTS {
+                    let out =
+                        reduce_rows(&client, &[1.0f32], &target_of, &updates, 1, op, strategy);
+                    assert_eq!(
+                        out[0].to_bits(),
+                        win.to_bits(),
+                        "{op:?} {strategy:?}: {rows} rows, the winner at row {winner}, got {}",
+                        out[0]
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Duplicate updates of both zeros give the same zero whatever order they arrive in: `Min` of
+/// 1.0 and any mix of `-0.0` and `+0.0` is `-0.0`, `Max` of -1.0 and the same mix `+0.0`, for
+/// a few arrangements and row counts (with and without segments), through both lists strategies.
+#[test]
+fn the_sign_of_a_zero_does_not_depend_on_order() {
+    let Some(client) = client() else { return };
+    for rows in [2usize, 3, 300, 2048] {
+        let target_of = vec![0i32; rows];
+        let arrangements: [&dyn Fn(usize) -> bool; 4] =
+            [&|r| r % 2 == 0, &|r| r % 2 == 1, &|r| r < rows / 2, &|r| {
+                r * 7 % 5 == 0
+            }];
+        for negative in arrangements {
+            let updates: Vec<f32> = (0..rows)
+                .map(|r| if negative(r) { -0.0 } else { 0.0 })
+                .collect();
+            if updates
+                .iter()
+                .all(|u| u.is_sign_negative() == updates[0].is_sign_negative())
+            {
+                continue;
+            }
+            for (op, value, expected) in
+                [(ReduceOp::Min, 1.0f32, -0.0f32), (ReduceOp::Max, -1.0, 0.0)]
+            {
+                for strategy in LISTS {
+                    let out = reduce_rows(&client, &[value], &target_of, &updates, 1, op, strategy);
+                    assert_eq!(
+                        out[0].to_bits(),
+                        expected.to_bits(),
+                        "{op:?} {strategy:?} over {rows} rows of zeros: got {}",
+                        out[0]
+                    );
+                }
+            }
         }
     }
 }

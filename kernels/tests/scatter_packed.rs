@@ -11,7 +11,7 @@ use burn_dml_ops_kernels::scatter_nd::{
     ReduceOp, ScatterReduction, ScatterStrategy, data_in_words, scatter_strategy,
 };
 use common::scatter::{Scatter, gather};
-use common::{GUARD_BYTE, binds, bytes, client};
+use common::{GUARD_BYTE, binds, bytes, client, float_replaces};
 use cubecl::ir::{ElemType, FloatKind, IntKind, UIntKind};
 use cubecl::prelude::*;
 use half::{bf16, f16};
@@ -62,8 +62,8 @@ fn same(elem: ElemType, a: u32, b: u32) -> bool {
 }
 
 /// `op(acc, value)` on the host, on the bits of `elem`: integers wrap, floats go through `half`
-/// (which computes in f32 and rounds to nearest even), `Min`/`Max` replace only on a strict
-/// IEEE comparison (so NaN never replaces or is replaced, and zeros keep their sign).
+/// (which computes in f32 and rounds to nearest even), float `Min`/`Max` follow
+/// [`float_replaces`].
 fn host_combine(elem: ElemType, op: ReduceOp, acc: u32, value: u32) -> u32 {
     macro_rules! int {
         ($t:ty) => {{
@@ -83,8 +83,11 @@ fn host_combine(elem: ElemType, op: ReduceOp, acc: u32, value: u32) -> u32 {
             let out = match op {
                 ReduceOp::Add => a + v,
                 ReduceOp::Mul => a * v,
-                ReduceOp::Min if v < a => v,
-                ReduceOp::Max if v > a => v,
+                ReduceOp::Min | ReduceOp::Max
+                    if float_replaces(op == ReduceOp::Min, a.into(), v.into()) =>
+                {
+                    v
+                }
                 _ => a,
             };
             u32::from(out.to_bits())
@@ -462,5 +465,96 @@ fn narrow_gather_matches_the_host() {
             actual[units * width..].iter().all(|&b| b == GUARD_BYTE),
             "{elem}: a guard byte changed"
         );
+    }
+}
+
+/// The 16-bit bits of `value` as `elem` (f16 or bf16).
+fn half_bits(elem: ElemType, value: f32) -> u16 {
+    match elem {
+        ElemType::Float(FloatKind::F16) => f16::from_f32(value).to_bits(),
+        _ => bf16::from_f32(value).to_bits(),
+    }
+}
+
+/// `updates` (16-bit floats as `f32`) reduced with `op` onto one packed element of `value`
+/// through `strategy`, every row onto it: the element's bits afterwards.
+fn reduce_onto_one(
+    client: &Client,
+    elem: ElemType,
+    value: f32,
+    updates: &[f32],
+    op: ReduceOp,
+    strategy: ScatterStrategy,
+) -> u16 {
+    let mut buffer = half_bits(elem, value).to_le_bytes().to_vec();
+    buffer.resize(8, GUARD_BYTE);
+    let updates: Vec<u8> = updates
+        .iter()
+        .flat_map(|&u| half_bits(elem, u).to_le_bytes())
+        .collect();
+    let indices = vec![0i32; updates.len() / 2];
+    let (actual, _) = Scatter {
+        dims: vec![1],
+        strategy: Some(strategy),
+        ..Scatter::new(
+            elem,
+            &buffer,
+            &indices,
+            &updates,
+            ScatterReduction::Reduce(op),
+        )
+    }
+    .run(client)
+    .unwrap_or_else(|err| panic!("{elem} {op:?} {strategy:?}: {err}"));
+    assert!(
+        actual[2..].iter().all(|&b| b == GUARD_BYTE),
+        "{elem} {op:?} {strategy:?}: a guard byte changed"
+    );
+    u16::from_le_bytes([actual[0], actual[1]])
+}
+
+/// Packed f16 and bf16 `Min`/`Max` keep the typed kernels' rules under duplicates, through both
+/// lists strategies: NaN updates never hide the winner (every update NaN but one, at rows spread
+/// over 256 to 2048 rows, so that segments start on NaN updates), and a mix of `-0.0` and
+/// `+0.0` gives `-0.0` for `Min` and `+0.0` for `Max` whatever the order.
+#[test]
+fn packed_min_and_max_rules_hold_under_duplicates() {
+    let Some(client) = client() else { return };
+    for elem in [
+        ElemType::Float(FloatKind::F16),
+        ElemType::Float(FloatKind::BF16),
+    ] {
+        for (op, win, value, zero) in [
+            (ReduceOp::Min, 0.5f32, 1.0f32, -0.0f32),
+            (ReduceOp::Max, 9.0, -1.0, 0.0),
+        ] {
+            if !data_in_words(&client, elem, ScatterReduction::Reduce(op)) {
+                println!("{elem} {op:?}: typed on this runtime, not checked here");
+                continue;
+            }
+            for strategy in [ScatterStrategy::Lists, ScatterStrategy::SegmentedLists] {
+                for rows in [256usize, 2048] {
+                    for winner in [0, 1, rows / 3, rows - 1] {
+                        let mut updates = vec![f32::NAN; rows];
+                        updates[winner] = win;
+                        let got = reduce_onto_one(&client, elem, 1.0, &updates, op, strategy);
+                        assert_eq!(
+                            got,
+                            half_bits(elem, win),
+                            "{elem} {op:?} {strategy:?}: {rows} rows, winner at row {winner}"
+                        );
+                    }
+                    let zeros: Vec<f32> = (0..rows)
+                        .map(|r| if r * 7 % 3 == 0 { -0.0 } else { 0.0 })
+                        .collect();
+                    let got = reduce_onto_one(&client, elem, value, &zeros, op, strategy);
+                    assert_eq!(
+                        got,
+                        half_bits(elem, zero),
+                        "{elem} {op:?} {strategy:?}: {rows} rows of zeros"
+                    );
+                }
+            }
+        }
     }
 }

@@ -11,7 +11,7 @@ use burn_dml_ops_kernels::scatter_nd::{
     OutOfRange, ReduceOp, ScatterReduction, ScatterStrategy, data_in_words,
 };
 use common::scatter::{Scatter, gather};
-use common::{INTEGERS, binds, bytes, client};
+use common::{INTEGERS, binds, bytes, client, float_replaces};
 use cubecl::ir::{ElemType, FloatKind, IntKind, UIntKind};
 use cubecl::prelude::*;
 
@@ -21,9 +21,8 @@ const WIDE: [ElemType; 3] = [
     ElemType::Float(FloatKind::F64),
 ];
 
-/// `op(acc, value)` on the host for the 64-bit `elem`: integers wrap, `Min`/`Max` replace only
-/// on a strict comparison (floats: IEEE, so NaN never replaces or is replaced and zeros keep
-/// their sign).
+/// `op(acc, value)` on the host for the 64-bit `elem`: integers wrap, float `Min`/`Max` follow
+/// [`float_replaces`].
 fn host_combine(elem: ElemType, op: ReduceOp, acc: u64, value: u64) -> u64 {
     match elem {
         ElemType::UInt(_) => match op {
@@ -44,8 +43,7 @@ fn host_combine(elem: ElemType, op: ReduceOp, acc: u64, value: u64) -> u64 {
         _ => {
             let (a, v) = (f64::from_bits(acc), f64::from_bits(value));
             let out = match op {
-                ReduceOp::Min if v < a => v,
-                ReduceOp::Max if v > a => v,
+                ReduceOp::Min | ReduceOp::Max if float_replaces(op == ReduceOp::Min, a, v) => v,
                 ReduceOp::Add => a + v,
                 ReduceOp::Mul => a * v,
                 _ => a,

@@ -15,7 +15,7 @@ use burn::backend::tensor::{BoolTensor, FloatTensor, IntTensor};
 use burn::tensor::{IntDType, Shape};
 
 use crate::DmlOps;
-use crate::ops::{OutOfRange, Reduction, not_differentiable};
+use crate::scatter_nd_rules::{OutOfBounds, Reduction, not_differentiable};
 
 impl<B: DmlOps, C: CheckpointStrategy> DmlOps for Autodiff<B, C> {
     fn int_bit_count(input: IntTensor<Self>, out_dtype: IntDType) -> IntTensor<Self> {
@@ -24,6 +24,10 @@ impl<B: DmlOps, C: CheckpointStrategy> DmlOps for Autodiff<B, C> {
 
     fn float_bit_count(input: FloatTensor<Self>, out_dtype: IntDType) -> IntTensor<Self> {
         B::float_bit_count(input.into_primitive(), out_dtype)
+    }
+
+    fn int_leading_rows(tensor: IntTensor<Self>, rows: usize) -> IntTensor<Self> {
+        B::int_leading_rows(tensor, rows)
     }
 
     fn float_nonzero_coordinates(
@@ -58,7 +62,7 @@ impl<B: DmlOps, C: CheckpointStrategy> DmlOps for Autodiff<B, C> {
         indices: IntTensor<Self>,
         updates: FloatTensor<Self>,
         reduction: Reduction,
-        out_of_range: OutOfRange,
+        out_of_bounds: OutOfBounds,
     ) -> FloatTensor<Self> {
         let prep = ScatterNdBackward
             .prepare::<C>([input.node(), updates.node()])
@@ -71,7 +75,7 @@ impl<B: DmlOps, C: CheckpointStrategy> DmlOps for Autodiff<B, C> {
                 indices,
                 updates.into_primitive(),
                 reduction,
-                out_of_range,
+                out_of_bounds,
             )
         };
         match prep {
@@ -85,7 +89,7 @@ impl<B: DmlOps, C: CheckpointStrategy> DmlOps for Autodiff<B, C> {
                     indices: indices.clone(),
                     updates_shape,
                     reduction,
-                    out_of_range,
+                    out_of_bounds,
                 };
                 prep.finish(state, forward(indices))
             }
@@ -96,7 +100,7 @@ impl<B: DmlOps, C: CheckpointStrategy> DmlOps for Autodiff<B, C> {
     fn float_gather_nd_slices(
         input: FloatTensor<Self>,
         indices: IntTensor<Self>,
-        out_of_range: OutOfRange,
+        out_of_bounds: OutOfBounds,
         shape: Shape,
     ) -> FloatTensor<Self> {
         let prep = GatherNdBackward
@@ -105,14 +109,14 @@ impl<B: DmlOps, C: CheckpointStrategy> DmlOps for Autodiff<B, C> {
             .stateful();
         let input_shape = input.primitive().shape();
         let forward = |indices| {
-            B::float_gather_nd_slices(input.into_primitive(), indices, out_of_range, shape)
+            B::float_gather_nd_slices(input.into_primitive(), indices, out_of_bounds, shape)
         };
         match prep {
             OpsKind::Tracked(prep) => {
                 let state = GatherNdState {
                     indices: indices.clone(),
                     input_shape,
-                    out_of_range,
+                    out_of_bounds,
                 };
                 prep.finish(state, forward(indices))
             }
@@ -125,9 +129,9 @@ impl<B: DmlOps, C: CheckpointStrategy> DmlOps for Autodiff<B, C> {
         indices: IntTensor<Self>,
         updates: IntTensor<Self>,
         reduction: Reduction,
-        out_of_range: OutOfRange,
+        out_of_bounds: OutOfBounds,
     ) -> IntTensor<Self> {
-        <B as DmlOps>::int_scatter_nd(input, indices, updates, reduction, out_of_range)
+        <B as DmlOps>::int_scatter_nd(input, indices, updates, reduction, out_of_bounds)
     }
 
     fn bool_scatter_nd(
@@ -135,9 +139,9 @@ impl<B: DmlOps, C: CheckpointStrategy> DmlOps for Autodiff<B, C> {
         indices: IntTensor<Self>,
         updates: BoolTensor<Self>,
         reduction: Reduction,
-        out_of_range: OutOfRange,
+        out_of_bounds: OutOfBounds,
     ) -> BoolTensor<Self> {
-        <B as DmlOps>::bool_scatter_nd(input, indices, updates, reduction, out_of_range)
+        <B as DmlOps>::bool_scatter_nd(input, indices, updates, reduction, out_of_bounds)
     }
 }
 
@@ -151,7 +155,7 @@ struct ScatterNdState<B: DmlOps> {
     indices: IntTensor<B>,
     updates_shape: Shape,
     reduction: Reduction,
-    out_of_range: OutOfRange,
+    out_of_bounds: OutOfBounds,
 }
 
 impl<B: DmlOps> Backward<B, 2> for ScatterNdBackward {
@@ -172,7 +176,7 @@ impl<B: DmlOps> Backward<B, 2> for ScatterNdBackward {
             indices,
             updates_shape,
             reduction,
-            out_of_range,
+            out_of_bounds,
         } = ops.state;
         let (indices_4input, shape_4input) = (indices.clone(), updates_shape.clone());
         binary::<B, _, _>(
@@ -191,12 +195,12 @@ impl<B: DmlOps> Backward<B, 2> for ScatterNdBackward {
                         indices_4input,
                         zeros,
                         Reduction::Assign,
-                        out_of_range,
+                        out_of_bounds,
                     )
                 }
                 _ => grad,
             },
-            |grad| B::float_gather_nd_slices(grad, indices, out_of_range, updates_shape),
+            |grad| B::float_gather_nd_slices(grad, indices, out_of_bounds, updates_shape),
         );
     }
 }
@@ -211,7 +215,7 @@ struct GatherNdBackward;
 struct GatherNdState<B: DmlOps> {
     indices: IntTensor<B>,
     input_shape: Shape,
-    out_of_range: OutOfRange,
+    out_of_bounds: OutOfBounds,
 }
 
 impl<B: DmlOps> Backward<B, 1> for GatherNdBackward {
@@ -226,11 +230,11 @@ impl<B: DmlOps> Backward<B, 1> for GatherNdBackward {
         let GatherNdState {
             indices,
             input_shape,
-            out_of_range,
+            out_of_bounds,
         } = ops.state;
         unary::<B, _>(ops.parents, ops.node, grads, |grad| {
             let zeros = B::float_zeros(input_shape, &grad.device(), grad.dtype().into());
-            <B as DmlOps>::float_scatter_nd(zeros, indices, grad, Reduction::Add, out_of_range)
+            <B as DmlOps>::float_scatter_nd(zeros, indices, grad, Reduction::Add, out_of_bounds)
         });
     }
 }

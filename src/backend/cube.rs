@@ -25,7 +25,7 @@ use cubecl::zspace::metadata::Metadata;
 use cubecl::zspace::striding::row_major_contiguous_strides;
 
 use crate::DmlOps;
-use crate::ops::{OutOfRange, Reduction};
+use crate::scatter_nd_rules::{OutOfBounds, Reduction};
 
 impl DmlOps for CubeBackend {
     fn int_bit_count(input: IntTensor<Self>, out_dtype: IntDType) -> IntTensor<Self> {
@@ -34,6 +34,10 @@ impl DmlOps for CubeBackend {
 
     fn float_bit_count(input: FloatTensor<Self>, out_dtype: IntDType) -> IntTensor<Self> {
         bit_count(input, out_dtype)
+    }
+
+    fn int_leading_rows(tensor: IntTensor<Self>, rows: usize) -> IntTensor<Self> {
+        leading_rows(tensor, rows)
     }
 
     fn float_nonzero_coordinates(
@@ -69,18 +73,18 @@ impl DmlOps for CubeBackend {
         indices: IntTensor<Self>,
         updates: FloatTensor<Self>,
         reduction: Reduction,
-        out_of_range: OutOfRange,
+        out_of_bounds: OutOfBounds,
     ) -> FloatTensor<Self> {
-        scatter_nd(input, indices, updates, reduction, out_of_range)
+        scatter_nd(input, indices, updates, reduction, out_of_bounds)
     }
 
     fn float_gather_nd_slices(
         input: FloatTensor<Self>,
         indices: IntTensor<Self>,
-        out_of_range: OutOfRange,
+        out_of_bounds: OutOfBounds,
         shape: Shape,
     ) -> FloatTensor<Self> {
-        gather_nd(input, indices, out_of_range, shape)
+        gather_nd(input, indices, out_of_bounds, shape)
     }
 
     fn int_scatter_nd(
@@ -88,9 +92,9 @@ impl DmlOps for CubeBackend {
         indices: IntTensor<Self>,
         updates: IntTensor<Self>,
         reduction: Reduction,
-        out_of_range: OutOfRange,
+        out_of_bounds: OutOfBounds,
     ) -> IntTensor<Self> {
-        scatter_nd(input, indices, updates, reduction, out_of_range)
+        scatter_nd(input, indices, updates, reduction, out_of_bounds)
     }
 
     fn bool_scatter_nd(
@@ -98,9 +102,9 @@ impl DmlOps for CubeBackend {
         indices: IntTensor<Self>,
         updates: BoolTensor<Self>,
         reduction: Reduction,
-        out_of_range: OutOfRange,
+        out_of_bounds: OutOfBounds,
     ) -> BoolTensor<Self> {
-        scatter_nd(input, indices, updates, reduction, out_of_range)
+        scatter_nd(input, indices, updates, reduction, out_of_bounds)
     }
 }
 
@@ -154,8 +158,7 @@ fn is_dense(shape: &[usize], strides: &[usize]) -> bool {
 /// BitCount in one launch, never a copy first. A dense input (contiguous, transposed, permuted)
 /// is counted in memory order and its output takes the input's strides, as elementwise ops do;
 /// any other view (sliced with gaps, broadcast) is read where it lies by the word-wise kernel.
-/// The kernel path follows from what the runtime binds, so 8- and 16-bit tensors on WGSL count
-/// too.
+/// The kernel path follows from what the runtime binds, so every dtype counts.
 fn bit_count(input: CubeTensor, out_dtype: IntDType) -> CubeTensor {
     // A storage-tiled tensor (laid out for a matmul) has no strides to read it by.
     let input = if input.meta.is_tiled() {
@@ -211,8 +214,7 @@ fn empty_output(like: &CubeTensor, shape: Shape, dtype: DType) -> CubeTensor {
 
 /// `input` laid out row-major from its first element, for a kernel that reads its raw bits:
 /// itself when it already is, Burn's copy where the runtime binds the element type, and
-/// otherwise (8- and 16-bit types on WGSL and OpenGL, 64-bit ones on OpenGL, which Burn's copy
-/// cannot bind) the kernel crate's copy through 32-bit words, into a buffer of whole words.
+/// otherwise the kernel crate's copy through 32-bit words, into a buffer of whole words.
 fn contiguous_bits(input: CubeTensor, operator: &str) -> CubeTensor {
     let elem = dtype_to_elem_type(input.dtype);
     let binds = input
@@ -273,12 +275,29 @@ fn nonzero_coordinates(
     (count, coordinates)
 }
 
+/// The first `rows` rows of a `[n, width]` tensor, copied as raw bits (through 32-bit words
+/// where the runtime cannot bind the type), so no kernel of the element type has to compile.
+fn leading_rows(tensor: CubeTensor, rows: usize) -> CubeTensor {
+    let tensor = contiguous_bits(tensor, "NonZeroCoordinates");
+    let width = tensor.shape()[1];
+    let output = empty_output(&tensor, [rows, width].into(), tensor.dtype);
+    launch_copy(
+        &tensor.client,
+        tensor.handle.clone(),
+        output.handle.clone(),
+        dtype_to_elem_type(tensor.dtype),
+        rows * width,
+    )
+    .unwrap_or_else(|err| launch_failed("NonZeroCoordinates", &tensor.device, err));
+    output
+}
+
 fn scatter_nd(
     input: CubeTensor,
     indices: CubeTensor,
     updates: CubeTensor,
     reduction: Reduction,
-    out_of_range: OutOfRange,
+    out_of_bounds: OutOfBounds,
 ) -> CubeTensor {
     let input = contiguous_bits(input, "ScatterND");
     let indices = into_contiguous(indices);
@@ -317,7 +336,7 @@ fn scatter_nd(
             updates: updates.handle.clone(),
             elem: data_elem,
         },
-        &kernel_indices(&indices, out_of_range),
+        &kernel_indices(&indices, out_of_bounds),
         layout,
         reduction,
         strategy,
@@ -339,13 +358,13 @@ fn scatter_layout<'a>(data: &'a Shape, indices: &Shape) -> ScatterNdLayout<'a> {
 
 /// The index tuples of `indices` for the kernels, with the kernels' policy for a tuple out of
 /// range.
-fn kernel_indices(indices: &CubeTensor, out_of_range: OutOfRange) -> ScatterNdIndices {
+fn kernel_indices(indices: &CubeTensor, out_of_bounds: OutOfBounds) -> ScatterNdIndices {
     ScatterNdIndices {
         handle: indices.handle.clone(),
         elem: dtype_to_elem_type(indices.dtype),
-        out_of_range: match out_of_range {
-            OutOfRange::Clamp => KernelOutOfRange::Clamp,
-            OutOfRange::Skip => KernelOutOfRange::Skip,
+        out_of_range: match out_of_bounds {
+            OutOfBounds::Clamp => KernelOutOfRange::Clamp,
+            OutOfBounds::Skip | OutOfBounds::Error => KernelOutOfRange::Skip,
         },
     }
 }
@@ -353,7 +372,7 @@ fn kernel_indices(indices: &CubeTensor, out_of_range: OutOfRange) -> ScatterNdIn
 fn gather_nd(
     input: CubeTensor,
     indices: CubeTensor,
-    out_of_range: OutOfRange,
+    out_of_bounds: OutOfBounds,
     shape: Shape,
 ) -> CubeTensor {
     let input = contiguous_bits(input, "ScatterND (gradient)");
@@ -365,7 +384,7 @@ fn gather_nd(
         input.handle.clone(),
         output.handle.clone(),
         dtype_to_elem_type(input.dtype),
-        &kernel_indices(&indices, out_of_range),
+        &kernel_indices(&indices, out_of_bounds),
         scatter_layout(&input_shape, &indices.shape()),
     )
     .unwrap_or_else(|err| launch_failed("ScatterND (gradient)", &input.device, err));

@@ -8,14 +8,11 @@ use burn::backend::{
     Backend, TensorMetadata, backend_extension,
     tensor::{BoolTensor, FloatTensor, IntTensor},
 };
-use burn::tensor::{IntDType, Shape, TensorData, read_sync};
+use burn::tensor::{IntDType, Shape, Slice, TensorData, read_sync};
 
 use crate::reference;
 
-mod scatter;
-
-pub(crate) use scatter::not_differentiable;
-pub use scatter::{OutOfRange, Reduction};
+use crate::scatter_nd_rules::{OutOfBounds, Reduction};
 
 /// The crate's operators at the backend level, over Burn's tensor primitives.
 ///
@@ -98,31 +95,40 @@ pub trait DmlOps: Backend {
         nonzero_on_host::<Self>(&data, &device, width, fill, out_dtype)
     }
 
+    /// The first `rows` rows of an Int tensor of shape `[n, width]` (`rows <= n`): the exact
+    /// form of NonZeroCoordinates. The kernels copy raw bits, so every Int dtype works on every
+    /// runtime, those it cannot compute with included.
+    #[fusion(meta = leading_rows_metadata)]
+    fn int_leading_rows(tensor: IntTensor<Self>, rows: usize) -> IntTensor<Self> {
+        let width = tensor.shape()[1];
+        Self::int_slice(tensor, &[Slice::from(0..rows), Slice::from(0..width)])
+    }
+
     /// ScatterND on a Float tensor: a copy of `input` (in place when its buffer is not shared)
     /// with the rows of `updates` combined, by `reduction`, into the slices that the index
     /// tuples of `indices` (`[..., k]`, `1 <= k <= rank`) address in the first `k` dimensions.
     /// `updates` has `indices.numel() / k * prod(input.shape[k..])` elements in row order.
     /// Negative indices count from the end once; tuples still out of range are clamped with
-    /// [`OutOfRange::Clamp`] and dropped with [`OutOfRange::Skip`].
+    /// [`OutOfBounds::Clamp`] and dropped otherwise (`Error` is checked before a backend runs).
     #[fusion(dtype = input, shape = input)]
     fn float_scatter_nd(
         input: FloatTensor<Self>,
         indices: IntTensor<Self>,
         updates: FloatTensor<Self>,
         reduction: Reduction,
-        out_of_range: OutOfRange,
+        out_of_bounds: OutOfBounds,
     ) -> FloatTensor<Self> {
         let device = input.device();
         let input = read_sync(Self::float_into_data(input)).expect("ScatterND: reading input");
         let updates = read_sync(Self::float_into_data(updates)).expect("ScatterND: reading");
         let indices = read_sync(Self::int_into_data(indices)).expect("ScatterND: reading");
-        let output = reference::scatter_nd(&input, &indices, &updates, reduction, out_of_range);
+        let output = reference::scatter_nd(&input, &indices, &updates, reduction, out_of_bounds);
         Self::float_from_data(output, &device)
     }
 
     /// ScatterND's adjoint for the updates (what its backward pass needs): the slices of `input`
     /// that the index tuples of `indices` address, resolved exactly as
-    /// [`float_scatter_nd`](Self::float_scatter_nd) resolves them with `out_of_range`, row
+    /// [`float_scatter_nd`](Self::float_scatter_nd) resolves them with `out_of_bounds`, row
     /// after row in a tensor of `shape` (`rows * prod(input.shape[k..])` elements, usually the
     /// updates' shape). A skipped tuple's row is zeros. Unlike Burn's `float_gather_nd`, no index
     /// reads outside `input`.
@@ -130,13 +136,13 @@ pub trait DmlOps: Backend {
     fn float_gather_nd_slices(
         input: FloatTensor<Self>,
         indices: IntTensor<Self>,
-        out_of_range: OutOfRange,
+        out_of_bounds: OutOfBounds,
         shape: Shape,
     ) -> FloatTensor<Self> {
         let device = input.device();
         let input = read_sync(Self::float_into_data(input)).expect("ScatterND: reading input");
         let indices = read_sync(Self::int_into_data(indices)).expect("ScatterND: reading");
-        let output = reference::gather_nd(&input, &indices, out_of_range, &shape);
+        let output = reference::gather_nd(&input, &indices, out_of_bounds, &shape);
         Self::float_from_data(output, &device)
     }
 
@@ -147,13 +153,13 @@ pub trait DmlOps: Backend {
         indices: IntTensor<Self>,
         updates: IntTensor<Self>,
         reduction: Reduction,
-        out_of_range: OutOfRange,
+        out_of_bounds: OutOfBounds,
     ) -> IntTensor<Self> {
         let device = input.device();
         let input = read_sync(Self::int_into_data(input)).expect("ScatterND: reading input");
         let updates = read_sync(Self::int_into_data(updates)).expect("ScatterND: reading");
         let indices = read_sync(Self::int_into_data(indices)).expect("ScatterND: reading");
-        let output = reference::scatter_nd(&input, &indices, &updates, reduction, out_of_range);
+        let output = reference::scatter_nd(&input, &indices, &updates, reduction, out_of_bounds);
         Self::int_from_data(output, &device)
     }
 
@@ -165,13 +171,13 @@ pub trait DmlOps: Backend {
         indices: IntTensor<Self>,
         updates: BoolTensor<Self>,
         reduction: Reduction,
-        out_of_range: OutOfRange,
+        out_of_bounds: OutOfBounds,
     ) -> BoolTensor<Self> {
         let device = input.device();
         let input = read_sync(Self::bool_into_data(input)).expect("ScatterND: reading input");
         let updates = read_sync(Self::bool_into_data(updates)).expect("ScatterND: reading");
         let indices = read_sync(Self::int_into_data(indices)).expect("ScatterND: reading");
-        let output = reference::scatter_nd(&input, &indices, &updates, reduction, out_of_range);
+        let output = reference::scatter_nd(&input, &indices, &updates, reduction, out_of_bounds);
         Self::bool_from_data(output, &device)
     }
 }
@@ -189,6 +195,15 @@ fn nonzero_on_host<B: Backend>(
         B::int_from_data(count, device),
         B::int_from_data(coordinates, device),
     )
+}
+
+/// Output metadata of [`DmlOps::int_leading_rows`]: `[rows, width]` of the input's dtype.
+#[cfg(all(feature = "fusion", feature = "cube"))]
+fn leading_rows_metadata(
+    tensor: &burn::backend::fusion::custom::TensorSpec,
+    rows: &usize,
+) -> burn::backend::fusion::custom::TensorSpec {
+    burn::backend::fusion::custom::TensorSpec::new([*rows, tensor.shape[1]].into(), tensor.dtype)
 }
 
 /// Output metadata of the NonZeroCoordinates methods: fixed DirectML shapes, `[1]` and

@@ -2,7 +2,7 @@
 
 use burn::tensor::{DType, IntDType, TensorData};
 
-use super::reserve;
+use crate::host::reserve;
 
 /// `(count, coordinates)` of the non-zero elements of `data`: `count` has shape `[1]`,
 /// `coordinates` shape `[numel, width]` with the coordinates of the last `width` dimensions in

@@ -3,51 +3,10 @@
 use burn::tensor::{DType, TensorData};
 use half::{bf16, f16};
 
-use super::reserve;
-use crate::ops::{OutOfRange, Reduction};
+use crate::host::reserve;
+use crate::scatter_nd_rules::{OutOfBounds, Reduction, index_values, target_slices};
 
 const OPERATOR: &str = "ScatterND";
-
-/// The values of an Int tensor's data, exactly (signed and unsigned 64-bit values both fit).
-/// Read element by element: the only copy of the indices made is the returned one.
-pub(crate) fn index_values(indices: &TensorData) -> Vec<i128> {
-    let mut values = reserve(OPERATOR, "the index values", indices.num_elements());
-    match indices.dtype() {
-        DType::U8 | DType::U16 | DType::U32 | DType::U64 => {
-            values.extend(indices.iter::<u64>().map(i128::from))
-        }
-        _ => values.extend(indices.iter::<i64>().map(i128::from)),
-    }
-    values
-}
-
-/// The coordinate `value` addresses in a dimension of size `dim`: a negative value counts from
-/// the end once; a value still out of range is `None`, or with `clamp` the nearest valid
-/// coordinate (there is none when `dim == 0`).
-pub(crate) fn resolve_index(value: i128, dim: usize, clamp: bool) -> Option<usize> {
-    let dim = dim as i128;
-    let wrapped = if value < 0 { value + dim } else { value };
-    if (0..dim).contains(&wrapped) {
-        Some(wrapped as usize)
-    } else if clamp && dim > 0 {
-        Some(wrapped.clamp(0, dim - 1) as usize)
-    } else {
-        None
-    }
-}
-
-/// The target slice of each index tuple in `indices` (`[rows, k]` row-major) over the indexed
-/// dimensions `dims`, or `None` for a skipped tuple.
-pub(crate) fn target_slices(indices: &[i128], dims: &[usize], clamp: bool) -> Vec<Option<usize>> {
-    let tuples = indices.chunks_exact(dims.len());
-    let mut targets = reserve(OPERATOR, "the target of each index tuple", tuples.len());
-    targets.extend(tuples.map(|tuple| {
-        tuple.iter().zip(dims).try_fold(0usize, |target, (&v, &d)| {
-            resolve_index(v, d, clamp).map(|c| target * d + c)
-        })
-    }));
-    targets
-}
 
 /// An element type the reductions can combine: integers wrap, floats round in their own type.
 trait Combine: Copy + burn::tensor::Element {
@@ -74,14 +33,18 @@ macro_rules! combine_float {
     ($($ty:ty),*) => {$(
         impl Combine for $ty {
             fn combine(self, value: Self, reduction: Reduction) -> Self {
-                // The kernels' rule: the update wins only when it compares smaller (larger), so
-                // a NaN update never replaces a value.
+                // The update wins only when it ranks strictly below (above) the value, with
+                // `-0.0` below `+0.0`; a NaN ranks nowhere, so it never replaces a value.
+                let below = value < self
+                    || (value == self && value.is_sign_negative() && !self.is_sign_negative());
+                let above = value > self
+                    || (value == self && !value.is_sign_negative() && self.is_sign_negative());
                 match reduction {
                     Reduction::Assign => value,
                     Reduction::Add => self + value,
                     Reduction::Mul => self * value,
-                    Reduction::Min => if value < self { value } else { self },
-                    Reduction::Max => if value > self { value } else { self },
+                    Reduction::Min => if below { value } else { self },
+                    Reduction::Max => if above { value } else { self },
                 }
             }
         }
@@ -123,7 +86,7 @@ pub(crate) fn scatter_nd(
     indices: &TensorData,
     updates: &TensorData,
     reduction: Reduction,
-    out_of_range: OutOfRange,
+    out_of_bounds: OutOfBounds,
 ) -> TensorData {
     let k = *indices.shape().last().expect("indices have a rank");
     let shape = input.shape();
@@ -132,7 +95,7 @@ pub(crate) fn scatter_nd(
     let targets = target_slices(
         &index_values(indices),
         dims,
-        out_of_range == OutOfRange::Clamp,
+        out_of_bounds == OutOfBounds::Clamp,
     );
     if reduction == Reduction::Assign {
         // Only bits move: works for every dtype, bool included.
@@ -174,7 +137,7 @@ pub(crate) fn scatter_nd(
 pub(crate) fn gather_nd(
     input: &TensorData,
     indices: &TensorData,
-    out_of_range: OutOfRange,
+    out_of_bounds: OutOfBounds,
     shape: &[usize],
 ) -> TensorData {
     let k = *indices.shape().last().expect("indices have a rank");
@@ -183,7 +146,7 @@ pub(crate) fn gather_nd(
     let targets = target_slices(
         &index_values(indices),
         dims,
-        out_of_range == OutOfRange::Clamp,
+        out_of_bounds == OutOfBounds::Clamp,
     );
     let source = input.as_bytes();
     let len = targets.len().saturating_mul(bytes);

@@ -45,7 +45,10 @@ impl NonZeroCoordinates {
             let device = self.coordinates.device();
             return Tensor::empty([0, width], (&device, self.coordinates.dtype()));
         }
-        self.coordinates.narrow(0, 0, rows)
+        Tensor::from_dispatch(<Dispatch as DmlOps>::int_leading_rows(
+            self.coordinates.into_dispatch(),
+            rows,
+        ))
     }
 }
 

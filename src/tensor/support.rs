@@ -4,7 +4,7 @@ use burn::backend::{Backend, DTypeUsage, Dispatch};
 use burn::tensor::{DType, Device};
 
 use crate::DmlOpsError;
-use crate::ops::Reduction;
+use crate::scatter_nd_rules::Reduction;
 
 /// Whether `device` can store tensors of `dtype` in its memory and bind them in kernels.
 fn can_store(device: &Device, dtype: DType) -> bool {
@@ -113,8 +113,7 @@ pub(crate) fn check_scatter_data_dtype(
 }
 
 /// Checks an index dtype of a scatter: every Int dtype runs, read typed where the runtime binds
-/// it and otherwise as 32-bit words, resolved into coordinates by one extra launch (8- and
-/// 16-bit indices on WGSL and OpenGL, 64-bit ones on OpenGL).
+/// it and otherwise as 32-bit words, resolved into coordinates by one extra launch.
 pub(crate) fn check_index_dtype(
     operator: &'static str,
     device: &Device,
@@ -126,8 +125,8 @@ pub(crate) fn check_index_dtype(
 /// Checks that `device` can run a kernel that reads `input`'s raw bits: the dtype rule of
 /// NonZeroCoordinates. Any `input` with an encoding of its own runs (the tensor exists, so the
 /// device holds it): the kernels read its bits as the unsigned integer of their width, or as
-/// 32-bit words where the runtime cannot bind that type (8- and 16-bit types on WGSL and
-/// OpenGL, 64-bit ones on OpenGL). Every Int output dtype runs too: where the runtime cannot
+/// 32-bit words where the runtime cannot bind that type. Every Int output dtype runs too: where
+/// the runtime cannot
 /// bind it, the kernels write `u32` scratch and store it into the outputs as 32-bit words.
 pub(crate) fn check_raw_bits_input(
     operator: &'static str,

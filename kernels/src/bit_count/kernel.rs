@@ -162,8 +162,22 @@ fn store_counts(
     }
 }
 
-/// BitCount over buffers read and written as 32-bit words, for runtimes that cannot bind the
-/// element types themselves (8- and 16-bit types on WGSL, 64-bit ones on OpenGL).
+/// How [`bit_count_words_kernel`] reads and writes: element sizes, whether the input is
+/// contiguous (read by offset alone), and the groups each unit counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct WordsLayout {
+    /// Bytes per input element.
+    pub input_bytes: usize,
+    /// Bytes per output element.
+    pub output_bytes: usize,
+    /// Whether element `i` sits at offset `i` (otherwise `shape` and `strides` place it).
+    pub contiguous: bool,
+    /// Groups each unit counts, a cube's width apart.
+    pub groups: usize,
+}
+
+/// BitCount over buffers read and written as 32-bit words, for element types the runtime
+/// [cannot bind](crate#types-the-runtime-cannot-bind).
 ///
 /// A *group* is `per_unit` consecutive elements (see `elements_per_unit`), so that it reads and
 /// writes whole words: two f16 or four u8 per input word, an i64 as two words. Each unit counts
@@ -173,7 +187,6 @@ fn store_counts(
 /// otherwise its offset comes from `shape` and `strides` (in elements), which may be those of a
 /// transposed, sliced or broadcast view. The tail is handled in the same launch: loads stop at
 /// the last element, and the last output word keeps the bytes past the output's end.
-#[allow(clippy::too_many_arguments)]
 #[cube(launch_unchecked, address_type = "dynamic")]
 pub fn bit_count_words_kernel(
     input: &[u32],
@@ -181,11 +194,12 @@ pub fn bit_count_words_kernel(
     shape: Sequence<usize>,
     strides: Sequence<usize>,
     len: usize,
-    #[comptime] input_bytes: usize,
-    #[comptime] output_bytes: usize,
-    #[comptime] contiguous: bool,
-    #[comptime] groups: usize,
+    #[comptime] layout: WordsLayout,
 ) {
+    let input_bytes = comptime!(layout.input_bytes);
+    let output_bytes = comptime!(layout.output_bytes);
+    let contiguous = comptime!(layout.contiguous);
+    let groups = comptime!(layout.groups);
     let per_unit = comptime!(elements_per_unit(input_bytes, output_bytes));
     let cube = CUBE_DIM as usize;
     let first_group = CUBE_POS * cube * groups + UNIT_POS as usize;

@@ -1,6 +1,6 @@
 //! Host-side launch over raw CubeCL handles.
 
-use super::kernel::{bit_count_kernel, bit_count_words_kernel, elements_per_unit};
+use super::kernel::{WordsLayout, bit_count_kernel, bit_count_words_kernel, elements_per_unit};
 use crate::launch::{
     can_bind, elementwise_geometry, require_binding, require_len, require_word_aligned,
 };
@@ -34,12 +34,11 @@ pub enum BitCountPath {
 
 impl BitCountPath {
     /// [`Elements`](Self::Elements) for a contiguous `input` where `client` binds its unsigned
-    /// type and `output_elem`; otherwise [`Words`](Self::Words): strided views, and 8- and
-    /// 16-bit types on WGSL or 64-bit ones on OpenGL. Where the runtime has plane operations
-    /// (GPUs), four vectors or eight groups per unit (a group's word loads are narrower than a
-    /// vector's; on an H100 at 2^28 i32 elements eight groups took 0.83-0.86 ms against
-    /// 0.88-0.90 ms for four, four vectors and eight were level); one elsewhere (cubecl-wgpu
-    /// turns planes off on CPU adapters, where one measured faster on lavapipe).
+    /// type and `output_elem`; otherwise [`Words`](Self::Words): strided views, and types the
+    /// runtime [cannot bind](crate#types-the-runtime-cannot-bind). Where the runtime has plane
+    /// operations (GPUs), four vectors or eight groups per unit, for more bytes in flight (a
+    /// group's loads are narrower than a vector's); one on CPU drivers, which gain nothing
+    /// from loads in flight.
     pub fn for_input(client: &Client, input: &InputView, output_elem: ElemType) -> Self {
         let gpu = client.properties().features.plane.contains(Plane::Ops);
         let (vectors, groups) = if gpu { (4, 8) } else { (1, 1) };
@@ -214,10 +213,12 @@ fn launch_words(
             shape,
             strides,
             len,
-            input_bytes,
-            output_bytes,
-            contiguous,
-            groups_per_unit,
+            WordsLayout {
+                input_bytes,
+                output_bytes,
+                contiguous,
+                groups: groups_per_unit,
+            },
         );
     }
 }

@@ -5,10 +5,11 @@ use cubecl::ir::{ElemType, UIntKind};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 
-use super::kernel::{
-    elements_per_vector, nonzero_scan_tiles, nonzero_tile_counts, nonzero_write_coordinates,
-};
+use super::count::{ElementRead, elements_per_vector, nonzero_tile_counts};
 use super::output_words::nonzero_output_words;
+use super::scan::{STAGED_PER_UNIT, nonzero_scan_tiles};
+use super::tile::TileShape;
+use super::write::nonzero_write_coordinates;
 use crate::launch::{
     can_bind, elementwise_geometry, require_len, require_word_aligned, vector_size_for,
 };
@@ -81,19 +82,12 @@ pub struct CompactionPlan {
 impl CompactionPlan {
     /// The plan this crate uses with `scan`.
     ///
-    /// - [`CubeScan::Planes`] (GPUs): cubes of 256 units, 16 vectors each. A unit has 16
-    ///   independent loads in flight in the count kernel. On an H100 (WGSL), none of 256 x 8,
-    ///   512 x 8, 128 x 32 and 1024 x 4 (units x vectors) was more than 15% faster from 2^24 to
-    ///   2^28 elements, at 1% to 50% density.
-    /// - [`CubeScan::Shared`] (runtimes without planes: lavapipe, and OpenGL on llvmpipe): cubes
-    ///   of 64 units, 16 vectors each. A CPU driver runs a cube as SIMD groups and switches
-    ///   between all of them at each barrier, so smaller cubes cost less: at 2^24 f32 on
-    ///   lavapipe, 64 x 16 took 0.84-0.90x the time of 256 x 16 in a quiet run, and 1024 x 16
-    ///   1.2-1.6x. Longer runs per unit are faster still (64 x 64: 40 / 49 / 63 ms at 1% / 10%
-    ///   / 50%, against 52 / 66 / 88 ms for 256 x 16), but the longer unrolled kernels cost
-    ///   compile time and small calls: the crate's NonZero tests took 33 s with 64 x 64
-    ///   against 15 s with 16 vectors per unit with Mesa's shader cache off, 10 s against 4 s
-    ///   with it on, and 31 s against 4 s on OpenGL.
+    /// - [`CubeScan::Planes`] (GPUs): cubes of 256 units, 16 vectors each, so a unit has 16
+    ///   independent loads in flight in the count kernel.
+    /// - [`CubeScan::Shared`] (runtimes without planes: CPU drivers, OpenGL): cubes of 64
+    ///   units, 16 vectors each. A CPU driver switches between all of a cube's SIMD groups at
+    ///   each barrier, so smaller cubes cost less; longer runs per unit cost compile time, which
+    ///   small calls feel.
     pub const fn new(scan: CubeScan) -> Self {
         let (cube_size, per_unit) = match scan {
             CubeScan::Planes => (256, 16),
@@ -113,11 +107,8 @@ impl CompactionPlan {
 
     /// The plan this crate uses for an input of `len` elements on `client`:
     /// [`CompactionPlan::for_client`], except that with [`CubeScan::Shared`] (no planes) an
-    /// input of 2^20 elements or more takes runs of 32 vectors per unit. On lavapipe at 2^24 f32,
-    /// timed in pairs in three runs, 64 x 32 took 0.86-0.96x the time of 64 x 16 at 1%, 10% and
-    /// 50% density in 8 of 9 cells (one noisy cell read 1.2x; 64 x 64: 0.81 / 0.87 / 1.04x in
-    /// one run). Smaller calls keep the shorter kernel, which compiles faster (see
-    /// [`CompactionPlan::new`]), so a large input costs one more compilation, once.
+    /// input of 2^20 elements or more takes runs of 32 vectors per unit, which are faster there
+    /// and cost one more compilation, once; smaller calls keep the shorter kernel.
     pub fn for_len(client: &Client, len: usize) -> Self {
         let plan = Self::for_client(client);
         if plan.scan == CubeScan::Shared && len >= LONG_RUNS_FROM {
@@ -135,7 +126,20 @@ impl CompactionPlan {
         self.cube_size * self.per_unit
     }
 
-    fn check(&self, client: &Client) -> Result<(), KernelError> {
+    /// The most shared memory any of the plan's kernels declares, in bytes: with planes, the
+    /// tile scan's staged counts and its plane totals; without, the shared-memory scan's values
+    /// and run offsets.
+    pub const fn shared_memory(&self) -> usize {
+        let words = match self.scan {
+            CubeScan::Planes => (STAGED_PER_UNIT + 1) * self.cube_size + 1,
+            CubeScan::Shared => 2 * self.cube_size,
+        };
+        words * size_of::<u32>()
+    }
+
+    /// Checks the plan against `client`'s limits: units per cube, vectors per unit, and shared
+    /// memory per cube.
+    pub fn check(&self, client: &Client) -> Result<(), KernelError> {
         let hardware = &client.properties().hardware;
         let most = hardware
             .max_units_per_cube
@@ -146,6 +150,16 @@ impl CompactionPlan {
                 detail: format!(
                     "{self:?}: cube_size must be 1 to {most} units on this runtime and per_unit \
                      1 to 64 vectors"
+                ),
+            });
+        }
+        let shared = self.shared_memory();
+        if shared > hardware.max_shared_memory_size {
+            return Err(KernelError::InvalidPlan {
+                detail: format!(
+                    "{self:?} needs {shared} bytes of shared memory per cube, more than the \
+                     {} this runtime has; use fewer units per cube",
+                    hardware.max_shared_memory_size
                 ),
             });
         }
@@ -163,8 +177,8 @@ pub struct CompactionInput<'a> {
     /// The buffer: `dims.iter().product()` contiguous elements of `width`.
     pub handle: Handle,
     /// The elements' width: they are read as the unsigned integer of that width, or where the
-    /// runtime cannot bind it (8- and 16-bit types on WGSL and OpenGL, 64-bit ones on OpenGL)
-    /// as 32-bit words, which needs the handle to start on a 4-byte boundary.
+    /// runtime [cannot bind](crate#types-the-runtime-cannot-bind) it as 32-bit words, which needs the handle to start
+    /// on a 4-byte boundary.
     pub width: StorageWidth,
     /// Which bits make an element non-zero.
     pub predicate: NonZeroPredicate,
@@ -225,7 +239,7 @@ pub struct CompactionStages {
     client: Client,
     input: Handle,
     input_elem: ElemType,
-    ignore_sign: bool,
+    read: ElementRead,
     dims: Vec<u32>,
     count: Handle,
     coordinates: Handle,
@@ -235,21 +249,63 @@ pub struct CompactionStages {
     len: usize,
     /// Input lanes per vector (the kernel's vector size).
     vector: usize,
-    /// How a vector holds its elements: 0 typed, 8/16/64 for elements read as 32-bit words.
-    element_bits: usize,
     /// The input's length in the kernel's scalars (elements typed, words otherwise), a
     /// multiple of `vector`.
     scalars: usize,
-    tiles: usize,
-    words: usize,
-    mask_len: usize,
-    address: AddressType,
+    geometry: Geometry,
     tile_counts: Handle,
     tile_offsets: Handle,
     mask: Handle,
     /// The outputs, where the runtime cannot bind their type: `count` and `coordinates` are
     /// then `u32` scratch buffers, stored into these as 32-bit words after the compaction.
     output_words: Option<OutputWords>,
+}
+
+/// The tile geometry of a compaction, and the address type of its kernels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Geometry {
+    shape: TileShape,
+    tiles: usize,
+    /// Mask words: `words` per unit of every tile (at least one).
+    mask_len: usize,
+    /// Wide enough for every index the kernels form ([`Geometry::new`]).
+    address: AddressType,
+}
+
+impl Geometry {
+    /// The geometry of `len` elements with `width` coordinates each, held in `scalars` scalars
+    /// read in vectors of `vector` (elements as `read.element_bits` says), laid out by `plan`.
+    fn new(
+        len: usize,
+        width: usize,
+        (scalars, vector): (usize, usize),
+        read: ElementRead,
+        plan: CompactionPlan,
+    ) -> Self {
+        let lanes = elements_per_vector(vector, read.element_bits);
+        let tiles = (scalars / vector).div_ceil(plan.tile_vectors());
+        let words = plan.per_unit.div_ceil(32 / lanes);
+        let mask_len = (tiles * words * plan.cube_size).max(1);
+        // The kernels form indices past the input's end too: a last, partial tile still
+        // spans a whole tile of vectors (the count) and of elements (the write).
+        let padded = tiles * plan.tile_vectors() * vector.max(lanes);
+        let largest = [len, scalars, len.saturating_mul(width), mask_len, padded]
+            .into_iter()
+            .max()
+            .unwrap_or(0);
+        Self {
+            shape: TileShape {
+                cube_size: plan.cube_size,
+                per_unit: plan.per_unit,
+                lanes,
+                words,
+                planes: plan.scan == CubeScan::Planes,
+            },
+            tiles,
+            mask_len,
+            address: AddressType::from_len(largest),
+        }
+    }
 }
 
 /// Outputs of an integer type the runtime cannot bind, written as 32-bit words.
@@ -269,8 +325,7 @@ impl CompactionStages {
     ///
     /// [`KernelError`] when `output.elem` is not an integer, an input read as 32-bit words (see
     /// [`CompactionInput::width`]) or an output written as words (an integer type the runtime
-    /// cannot bind: 8- and 16-bit ones on WGSL and OpenGL, 64-bit ones on OpenGL) does not start
-    /// on a 4-byte boundary, a handle is too small, the element count overflows or does not fit
+    /// cannot bind) does not start on a 4-byte boundary, a handle is too small, the element count overflows or does not fit
     /// in `u32`, or `plan` is out of range.
     pub fn new(
         client: &Client,
@@ -377,17 +432,17 @@ impl CompactionStages {
             }
             (vector, element_bits, words)
         };
-        let lanes = elements_per_vector(vector, element_bits);
-        let vectors = scalars / vector;
-        let tiles = vectors.div_ceil(plan.tile_vectors());
-        // Mask words per unit and tile: `per_unit * lanes` bits, whole rows in each word.
-        let words = plan.per_unit.div_ceil(32 / lanes);
-        let mask_len = (tiles * words * plan.cube_size).max(1);
+        let read = ElementRead {
+            ignore_sign: input.predicate == NonZeroPredicate::AnyBitButSign,
+            element_bits,
+        };
+        let geometry = Geometry::new(len, width, (scalars, vector), read, plan);
+        let (tiles, mask_len) = (geometry.tiles, geometry.mask_len);
         Ok(Self {
             client: client.clone(),
             input: input.handle.clone(),
             input_elem,
-            ignore_sign: input.predicate == NonZeroPredicate::AnyBitButSign,
+            read,
             // Fits: the dims multiply to `len`, which fits in u32.
             dims: dims.iter().map(|&d| d as u32).collect(),
             count,
@@ -397,12 +452,8 @@ impl CompactionStages {
             plan,
             len,
             vector,
-            element_bits,
             scalars,
-            tiles,
-            words,
-            mask_len,
-            address: AddressType::from_len(len.max(scalars).max(elements).max(mask_len)),
+            geometry,
             // Zero-sized bindings are not portable: every scratch buffer holds at least one
             // element.
             tile_counts: client.empty(tiles.max(1) * size_of::<u32>()),
@@ -420,14 +471,9 @@ impl CompactionStages {
     fn tile_cubes(&self) -> CubeCount {
         cubecl::calculate_cube_count_elemwise(
             &self.client,
-            self.tiles * self.plan.cube_size,
+            self.geometry.tiles * self.plan.cube_size,
             self.cube_dim(),
         )
-    }
-
-    /// Elements per input vector.
-    fn lanes(&self) -> usize {
-        elements_per_vector(self.vector, self.element_bits)
     }
 
     /// Input vectors: `len / lanes` typed, whole vectors of words otherwise.
@@ -435,20 +481,14 @@ impl CompactionStages {
         self.scalars / self.vector
     }
 
-    /// Whether the count kernel reads the input as 32-bit words: where the runtime cannot bind
-    /// the unsigned type of the input's width (8- and 16-bit elements on WGSL and OpenGL,
-    /// 64-bit ones on OpenGL). Otherwise it reads that type itself.
+    /// Whether the count kernel reads the input as 32-bit words: where the runtime [cannot bind](crate#types-the-runtime-cannot-bind)
+    /// the unsigned type of the input's width. Otherwise it reads that type itself.
     pub fn reads_words(&self) -> bool {
-        self.element_bits != 0
-    }
-
-    fn planes(&self) -> bool {
-        self.plan.scan == CubeScan::Planes
+        self.read.element_bits != 0
     }
 
     /// Whether the outputs are written as 32-bit words after the compaction (into `u32`
-    /// scratch): where the runtime cannot bind their integer type (8- and 16-bit ones on WGSL
-    /// and OpenGL, 64-bit ones on OpenGL).
+    /// scratch): where the runtime cannot bind their integer type.
     pub fn writes_words(&self) -> bool {
         self.output_words.is_some()
     }
@@ -456,7 +496,13 @@ impl CompactionStages {
     /// Step 1: reads the input once, writes each tile's count and the mask (one bit per
     /// element).
     pub fn count(&self) {
-        if self.tiles == 0 {
+        let Geometry {
+            shape,
+            tiles,
+            mask_len,
+            address,
+        } = self.geometry;
+        if tiles == 0 {
             return;
         }
         // SAFETY: the kernel reads `input` below `vectors * vector = scalars` of its scalars
@@ -469,20 +515,16 @@ impl CompactionStages {
                 &self.client,
                 self.tile_cubes(),
                 self.cube_dim(),
-                self.address,
+                address,
                 self.vector,
                 BufferArg::from_raw_parts(self.input.clone(), self.scalars),
-                BufferArg::from_raw_parts(self.tile_counts.clone(), self.tiles),
-                BufferArg::from_raw_parts(self.mask.clone(), self.mask_len),
+                BufferArg::from_raw_parts(self.tile_counts.clone(), tiles),
+                BufferArg::from_raw_parts(self.mask.clone(), mask_len),
                 self.vectors(),
-                self.tiles,
+                tiles,
                 self.len,
-                self.ignore_sign,
-                self.element_bits,
-                self.plan.cube_size,
-                self.planes(),
-                self.plan.per_unit,
-                self.words,
+                shape,
+                self.read,
                 self.input_elem,
             );
         }
@@ -490,7 +532,12 @@ impl CompactionStages {
 
     /// Step 2, one cube: the tiles' offsets from their counts, and the total into `count`.
     pub fn offsets(&self) {
-        let tiles = self.tiles;
+        let Geometry {
+            shape,
+            tiles,
+            address,
+            ..
+        } = self.geometry;
         // SAFETY: the kernel reads `tile_counts` below `tiles` and writes `tile_offsets` below
         // `tiles + 1` elements and `count[0]`.
         unsafe {
@@ -498,14 +545,14 @@ impl CompactionStages {
                 &self.client,
                 CubeCount::Static(1, 1, 1),
                 self.cube_dim(),
-                self.address,
+                address,
                 BufferArg::from_raw_parts(self.tile_counts.clone(), tiles.max(1)),
                 BufferArg::from_raw_parts(self.tile_offsets.clone(), tiles + 1),
                 BufferArg::from_raw_parts(self.count.clone(), 1),
                 tiles,
-                tiles.div_ceil(self.plan.cube_size),
-                self.plan.cube_size,
-                self.planes(),
+                tiles.div_ceil(shape.cube_size),
+                shape.cube_size,
+                shape.planes,
                 self.output_elem,
             );
         }
@@ -520,13 +567,16 @@ impl CompactionStages {
     }
 
     fn write_rows(&self) {
-        if self.tiles == 0 || self.dims.is_empty() {
+        let Geometry {
+            shape,
+            tiles,
+            mask_len,
+            address,
+        } = self.geometry;
+        if tiles == 0 || self.dims.is_empty() {
             return;
         }
-        let mut dims = SequenceArg::new();
-        for &dim in &self.dims {
-            dims.push(dim);
-        }
+        let dims: SequenceArg<u32> = self.dims.iter().copied().collect();
         let elements = self.len * self.dims.len();
         // SAFETY: the kernel reads the mask and offsets below the lengths `new` allocated;
         // every coordinate store checks its row against `len` and the padding stores stop at
@@ -536,21 +586,17 @@ impl CompactionStages {
                 &self.client,
                 self.tile_cubes(),
                 self.cube_dim(),
-                self.address,
-                BufferArg::from_raw_parts(self.mask.clone(), self.mask_len),
-                BufferArg::from_raw_parts(self.tile_offsets.clone(), self.tiles + 1),
+                address,
+                BufferArg::from_raw_parts(self.mask.clone(), mask_len),
+                BufferArg::from_raw_parts(self.tile_offsets.clone(), tiles + 1),
                 BufferArg::from_raw_parts(self.coordinates.clone(), elements),
                 dims,
                 InputScalar::new(self.fill.unwrap_or(0), self.output_elem),
                 self.vectors(),
-                self.tiles,
+                tiles,
                 self.len,
-                self.lanes(),
-                self.words,
+                shape,
                 self.fill.is_some(),
-                self.plan.cube_size,
-                self.plan.per_unit,
-                self.planes(),
                 self.output_elem,
             );
         }
@@ -593,5 +639,51 @@ impl CompactionStages {
                 out.fill.is_some(),
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const READ_F32: ElementRead = ElementRead {
+        ignore_sign: true,
+        element_bits: 0,
+    };
+
+    /// The address type covers every index the kernels form, not only the buffers' lengths:
+    /// just under 2^32 elements, the last tile's padding runs past 2^32.
+    #[test]
+    fn the_address_type_covers_the_last_tiles_padding() {
+        let plan = CompactionPlan::new(CubeScan::Planes);
+        let len = (u32::MAX - 3) as usize;
+        let geometry = Geometry::new(len, 1, (len, 4), READ_F32, plan);
+        assert!(geometry.tiles * plan.tile_vectors() * 4 > u32::MAX as usize);
+        assert_eq!(geometry.address, AddressType::U64);
+        // A whole number of tiles below 2^32 keeps 32-bit addresses.
+        let len = 1 << 24;
+        assert_eq!(
+            Geometry::new(len, 1, (len, 4), READ_F32, plan).address,
+            AddressType::U32
+        );
+        // Coordinates wider than one column count too.
+        let len = 1 << 31;
+        assert_eq!(
+            Geometry::new(len, 3, (len, 4), READ_F32, plan).address,
+            AddressType::U64
+        );
+    }
+
+    /// Plans whose scans need more shared memory than a runtime has are refused by size: the
+    /// plane scan of 1024 units needs more than Metal's 32 KiB.
+    #[test]
+    fn shared_memory_grows_with_the_cube() {
+        let planes = CompactionPlan {
+            cube_size: 1024,
+            ..CompactionPlan::new(CubeScan::Planes)
+        };
+        assert!(planes.shared_memory() > 32 * 1024);
+        assert!(CompactionPlan::new(CubeScan::Planes).shared_memory() <= 16 * 1024);
+        assert!(CompactionPlan::new(CubeScan::Shared).shared_memory() <= 16 * 1024);
     }
 }

@@ -4,10 +4,7 @@
 
 use cubecl::prelude::*;
 
-/// Marks an update row whose index tuple was out of range and skipped. It cannot be a target:
-/// the launchers refuse outputs of `u32::MAX` or more target slices, so every real target is
-/// below it.
-pub(super) const SKIPPED: u32 = 0xFFFF_FFFF;
+use super::indices::{IndexRead, SKIPPED, target_slice, update_target};
 
 /// The binary operation a reduction applies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -24,161 +21,67 @@ pub enum ReduceOp {
 
 /// `op(acc, value)`.
 ///
-/// `Min` and `Max` replace `acc` only when `value` compares strictly smaller (larger): a NaN
-/// update never replaces a value, a NaN value is never replaced, and `-0.0` does not replace
-/// `+0.0` (nor the reverse). With `bits` (`B` the unsigned integer type of `T`'s width) the
-/// choice is made on the raw bits with integer arithmetic, so no shader compiler can turn it
-/// into a `min`/`max` instruction with its own NaN and signed-zero rules (NVIDIA's and
-/// llvmpipe's GL compilers did, with a compare-and-select). Without it it is a
-/// compare-and-select, which the launcher only lets integers take: 16-bit floats on a runtime
-/// with no 16-bit integers (f16 on WGSL) go to the packed kernel instead.
+/// `Min` and `Max` replace `acc` only when `value` ranks strictly below (above) it. For floats
+/// (`float`, with `B` the unsigned integer type of `T`'s width) `-0.0` ranks below `+0.0` and a
+/// NaN ranks nowhere: a NaN update never replaces a value and a NaN value is never replaced, so
+/// the result does not depend on the order of the updates. The float choice is applied to the
+/// raw bits with integer arithmetic, so no shader compiler can turn it into a `min`/`max`
+/// instruction with its own NaN and signed-zero rules.
 #[cube]
 fn combine<T: Numeric, B: Int>(
     acc: T,
     value: T,
     #[comptime] op: ReduceOp,
-    #[comptime] bits: bool,
+    #[comptime] float: bool,
 ) -> T {
     let mut out = acc;
     if comptime!(op == ReduceOp::Add) {
         out = acc + value;
     } else if comptime!(op == ReduceOp::Mul) {
         out = acc * value;
+    } else if comptime!(float) {
+        let kept = B::reinterpret(acc);
+        let bits = B::reinterpret(value);
+        // Equal floats with different bits are the two zeros (-0.0 has the larger bits).
+        let replace = if comptime!(op == ReduceOp::Min) {
+            value < acc || (value == acc && bits > kept)
+        } else {
+            value > acc || (value == acc && bits < kept)
+        };
+        let mask = B::new(0) - B::cast_from(replace);
+        out = T::reinterpret(kept ^ ((bits ^ kept) & mask));
     } else {
         let replace = if comptime!(op == ReduceOp::Min) {
             value < acc
         } else {
             value > acc
         };
-        if comptime!(bits) {
-            let kept = B::reinterpret(acc);
-            let mask = B::new(0) - B::cast_from(replace);
-            out = T::reinterpret(kept ^ ((B::reinterpret(value) ^ kept) & mask));
-        } else if replace {
+        if replace {
             out = value;
         }
     }
     out
 }
 
-/// Resolves one index against a dimension of size `dim`: `(coordinate, in_range, below)`.
-/// A negative value of a signed index counts from the end once; `below` says on which side an
-/// out-of-range value lies (what `Clamp` needs).
+/// Folds `value` into a segment's partial result `acc`, which holds updates only: where `acc`
+/// is a NaN update, which must never win, `value` takes its place.
 #[cube]
-fn resolve_index<I: Int>(
-    raw: I,
-    dim: u32,
-    #[comptime] signed: bool,
-    #[comptime] wide: bool,
-) -> (u32, bool, bool) {
-    let mut coord = 0u32;
-    let mut in_range = false;
-    let mut below = false;
-    if comptime!(wide) {
-        let size = u64::cast_from(dim);
-        if comptime!(signed) {
-            let value = i64::cast_from(raw);
-            if value < 0 {
-                // |value| without overflow, even for i64::MIN.
-                let magnitude = u64::cast_from(-(value + 1)) + 1;
-                if magnitude <= size {
-                    coord = u32::cast_from(size - magnitude);
-                    in_range = true;
-                } else {
-                    below = true;
-                }
-            } else if u64::cast_from(value) < size {
-                coord = u32::cast_from(value);
-                in_range = true;
-            }
-        } else {
-            let value = u64::cast_from(raw);
-            if value < size {
-                coord = u32::cast_from(value);
-                in_range = true;
-            }
-        }
-    } else if comptime!(signed) {
-        // Sign-extends 8- and 16-bit indices.
-        let value = i32::cast_from(raw);
-        if value < 0 {
-            let magnitude = u32::cast_from(-(value + 1)) + 1;
-            if magnitude <= dim {
-                coord = dim - magnitude;
-                in_range = true;
-            } else {
-                below = true;
-            }
-        } else if u32::cast_from(value) < dim {
-            coord = u32::cast_from(value);
-            in_range = true;
-        }
-    } else {
-        let value = u32::cast_from(raw);
-        if value < dim {
-            coord = value;
-            in_range = true;
+fn fold_segment<T: Numeric, B: Int>(
+    acc: T,
+    value: T,
+    #[comptime] op: ReduceOp,
+    #[comptime] float: bool,
+) -> T {
+    let mut out = combine::<T, B>(acc, value, op, float);
+    if comptime!(float && (op == ReduceOp::Min || op == ReduceOp::Max)) {
+        // A float is NaN when its magnitude's bits exceed infinity's (the largest finite
+        // value's bits plus one).
+        let magnitude = B::reinterpret(acc) & (B::max_value() >> B::new(1));
+        if magnitude > B::reinterpret(T::max_value()) + B::new(1) {
+            out = value;
         }
     }
-    (coord, in_range, below)
-}
-
-/// The target slice of update row `row`: the row-major number of its index tuple over `dims`,
-/// or [`SKIPPED`] when a coordinate is out of range and not clamped (or cannot be: a dimension
-/// of size 0 has no valid index).
-#[cube]
-fn target_slice<I: Int>(
-    indices: &[I],
-    dims: &[u32],
-    row: usize,
-    #[comptime] k: usize,
-    #[comptime] signed: bool,
-    #[comptime] wide: bool,
-    #[comptime] clamp: bool,
-) -> u32 {
-    let mut target = 0u32;
-    let mut valid = true;
-    #[unroll]
-    for j in 0..k {
-        let dim = dims[j];
-        let (mut coord, in_range, below) =
-            resolve_index::<I>(indices[row * k + j], dim, signed, wide);
-        if !in_range {
-            if comptime!(clamp) && dim > 0 {
-                coord = dim - 1;
-                if below {
-                    coord = 0u32;
-                }
-            } else {
-                valid = false;
-            }
-        }
-        target = target * dim + coord;
-    }
-    if !valid {
-        target = SKIPPED;
-    }
-    target
-}
-
-/// The output element that update element `position` (row `position / slice`, column
-/// `position % slice`) targets, and whether it targets one at all.
-#[cube]
-pub(super) fn update_target<I: Int>(
-    indices: &[I],
-    dims: &[u32],
-    position: usize,
-    slice: usize,
-    #[comptime] k: usize,
-    #[comptime] signed: bool,
-    #[comptime] wide: bool,
-    #[comptime] clamp: bool,
-) -> (usize, bool) {
-    let target = target_slice::<I>(indices, dims, position / slice, k, signed, wide, clamp);
-    (
-        target as usize * slice + position % slice,
-        target != SKIPPED,
-    )
+    out
 }
 
 /// `Assign`: `output[target(row) * slice + col] = updates[row * slice + col]` for each of the
@@ -188,21 +91,17 @@ pub fn scatter_nd_assign<T: Numeric, I: Int>(
     output: &mut [T],
     indices: &[I],
     updates: &[T],
-    dims: &[u32],
+    dims: Sequence<u32>,
     slice: usize,
     units: usize,
-    #[comptime] k: usize,
-    #[comptime] signed: bool,
-    #[comptime] wide: bool,
-    #[comptime] clamp: bool,
+    #[comptime] read: IndexRead,
     #[define(T, I)] _types: [ElemType; 2],
 ) {
     let position = ABSOLUTE_POS;
     if position >= units {
         terminate!();
     }
-    let (element, valid) =
-        update_target::<I>(indices, dims, position, slice, k, signed, wide, clamp);
+    let (element, valid) = update_target::<I>(indices, &dims, position, slice, read);
     if valid {
         output[element] = updates[position];
     }
@@ -216,21 +115,17 @@ pub fn scatter_nd_gather<T: Numeric, I: Int>(
     output: &mut [T],
     indices: &[I],
     input: &[T],
-    dims: &[u32],
+    dims: Sequence<u32>,
     slice: usize,
     units: usize,
-    #[comptime] k: usize,
-    #[comptime] signed: bool,
-    #[comptime] wide: bool,
-    #[comptime] clamp: bool,
+    #[comptime] read: IndexRead,
     #[define(T, I)] _types: [ElemType; 2],
 ) {
     let position = ABSOLUTE_POS;
     if position >= units {
         terminate!();
     }
-    let (element, valid) =
-        update_target::<I>(indices, dims, position, slice, k, signed, wide, clamp);
+    let (element, valid) = update_target::<I>(indices, &dims, position, slice, read);
     let mut value = T::from_int(0);
     if valid {
         value = input[element];
@@ -245,13 +140,10 @@ pub fn scatter_nd_atomic<T: Numeric, I: Int>(
     output: &mut [Atomic<T>],
     indices: &[I],
     updates: &[T],
-    dims: &[u32],
+    dims: Sequence<u32>,
     slice: usize,
     units: usize,
-    #[comptime] k: usize,
-    #[comptime] signed: bool,
-    #[comptime] wide: bool,
-    #[comptime] clamp: bool,
+    #[comptime] read: IndexRead,
     #[comptime] op: ReduceOp,
     #[define(T, I)] _types: [ElemType; 2],
 ) {
@@ -259,8 +151,7 @@ pub fn scatter_nd_atomic<T: Numeric, I: Int>(
     if position >= units {
         terminate!();
     }
-    let (element, valid) =
-        update_target::<I>(indices, dims, position, slice, k, signed, wide, clamp);
+    let (element, valid) = update_target::<I>(indices, &dims, position, slice, read);
     if valid {
         let value = updates[position];
         // The launcher never picks atomics for Mul: no runtime has an atomic multiply.
@@ -290,23 +181,20 @@ pub fn scatter_nd_clear(buffer: &mut [u32], len: usize) {
 #[cube(launch_unchecked, address_type = "dynamic")]
 pub fn scatter_nd_link_rows<I: Int>(
     indices: &[I],
-    dims: &[u32],
+    dims: Sequence<u32>,
     heads: &mut [Atomic<u32>],
     next: &mut [u32],
     targets: &mut [u32],
     rows: usize,
     buckets: u32,
-    #[comptime] k: usize,
-    #[comptime] signed: bool,
-    #[comptime] wide: bool,
-    #[comptime] clamp: bool,
+    #[comptime] read: IndexRead,
     #[define(I)] _index_type: ElemType,
 ) {
     let row = ABSOLUTE_POS;
     if row >= rows {
         terminate!();
     }
-    let target = target_slice::<I>(indices, dims, row, k, signed, wide, clamp);
+    let target = target_slice::<I>(indices, &dims, row, read);
     targets[row] = target;
     if target != SKIPPED {
         let list = target as usize * buckets as usize + row % buckets as usize;
@@ -388,7 +276,7 @@ pub fn scatter_nd_segment_lists<T: Numeric, B: Int>(
     units: usize,
     segment_bits: u32,
     #[comptime] op: ReduceOp,
-    #[comptime] bits: bool,
+    #[comptime] float: bool,
     #[define(T, B)] _types: [ElemType; 2],
 ) {
     let position = ABSOLUTE_POS;
@@ -405,7 +293,7 @@ pub fn scatter_nd_segment_lists<T: Numeric, B: Int>(
         if starts_segment(member, segment_bits) {
             break;
         }
-        acc = combine::<T, B>(acc, updates[member * slice + col], op, bits);
+        acc = fold_segment::<T, B>(acc, updates[member * slice + col], op, float);
         link = next[member];
     }
     segments[position] = acc;
@@ -444,7 +332,7 @@ pub fn scatter_nd_reduce_lists<T: Numeric, B: Int>(
     segment_bits: u32,
     #[comptime] op: Option<ReduceOp>,
     #[comptime] partial: bool,
-    #[comptime] bits: bool,
+    #[comptime] float: bool,
     #[define(T, B)] _types: [ElemType; 2],
 ) {
     let position = ABSOLUTE_POS;
@@ -477,10 +365,10 @@ pub fn scatter_nd_reduce_lists<T: Numeric, B: Int>(
         while link != 0 {
             let member = (link - 1) as usize;
             if starts_segment(member, segment_bits) {
-                acc = combine::<T, B>(acc, segments[member * slice + col], reduce, bits);
+                acc = combine::<T, B>(acc, segments[member * slice + col], reduce, float);
                 link = segment_next[member];
             } else {
-                acc = combine::<T, B>(acc, updates[member * slice + col], reduce, bits);
+                acc = combine::<T, B>(acc, updates[member * slice + col], reduce, float);
                 link = next[member];
             }
         }
@@ -504,7 +392,7 @@ pub fn scatter_nd_combine_buckets<T: Numeric, B: Int>(
     len: usize,
     buckets: u32,
     #[comptime] op: ReduceOp,
-    #[comptime] bits: bool,
+    #[comptime] float: bool,
     #[define(T, B)] _types: [ElemType; 2],
 ) {
     let element = ABSOLUTE_POS;
@@ -518,7 +406,7 @@ pub fn scatter_nd_combine_buckets<T: Numeric, B: Int>(
     for bucket in 0..buckets as usize {
         let list = first + bucket;
         if heads[list] != 0 {
-            acc = combine::<T, B>(acc, partials[list * slice + col], op, bits);
+            acc = combine::<T, B>(acc, partials[list * slice + col], op, float);
             touched = true;
         }
     }

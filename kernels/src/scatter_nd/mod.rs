@@ -1,57 +1,35 @@
 //! ScatterND: `output = input; output[indices[...]] = updates[...]`, with DirectML/ONNX
 //! semantics: negative indices count from the end, out-of-range index tuples never touch memory
 //! outside the buffers (skipped or clamped), and reductions apply every duplicate update.
+//! [`launch_gather_nd`] is its adjoint for the backward pass: the slices the tuples address.
 //!
-//! [`launch_gather_nd`] is the adjoint that ScatterND's backward pass needs: the slices that
-//! the index tuples address, resolved exactly as the scatter resolves them (zeros for skipped
-//! tuples).
+//! Three strategies ([`ScatterStrategy`]), chosen by [`scatter_strategy`] and passed to
+//! [`launch_scatter_nd`]:
 //!
-//! Three strategies ([`ScatterStrategy`]), chosen by [`scatter_strategy`] from the reduction,
-//! the dtype and what the runtime offers, and passed to [`launch_scatter_nd`]:
+//! - **Store** (`Assign`): one unit per update element stores it; with duplicate tuples each
+//!   element ends up equal to one of its candidates, as DirectML specifies.
+//! - **Atomic**: a native atomic per update element, where the runtime has one for the
+//!   operation. Never for float `Min`/`Max`, whose atomics follow the hardware's NaN and
+//!   signed-zero rules.
+//! - **Lists**: any reduction on any dtype with a 32-bit atomic exchange only. Each update row
+//!   pushes itself onto a linked list per target slice; the unit of each list's head walks it
+//!   and writes once, so no update is lost and nothing spins. A walk is a chain of dependent
+//!   loads, so long lists are cut: where rows average 16 or more per target, each target gets
+//!   several lists ([`list_buckets`]) folded by one more launch; on GPUs
+//!   ([`ScatterStrategy::SegmentedLists`]) each list is cut into segments of about
+//!   `sqrt(rows)` rows, reduced side by side first, which also bounds a few hot targets.
 //!
-//! - **Store** (for `Assign`): one unit per update element stores it. Duplicate tuples race,
-//!   and each element ends up equal to one of its candidates, as DirectML specifies.
-//! - **Atomic**: one unit per update element applies it with a native atomic: `Add` on
-//!   integers (computed in the unsigned type of their width, so it wraps), integer `Min`/`Max`,
-//!   and float `Add` where the runtime reports them. Never float `Min`/`Max`, whose native
-//!   atomics follow the hardware's NaN and signed-zero rules.
-//! - **Lists**: any reduction on any dtype with nothing but a 32-bit atomic exchange. Each update
-//!   row pushes itself onto a linked list per target slice; then the unit of each list's head
-//!   walks the list and writes the reduced value once. No update is lost and nothing spins.
-//!   `Min`/`Max` choose on raw bits, so a compiler cannot substitute a `min` instruction. Where
-//!   the rows average 16 or more per target, each target gets about the square root of that
-//!   many lists ([`list_buckets`], row `r` on list `r % buckets`), each reduced by its own unit,
-//!   and one more launch ([`scatter_nd_combine_buckets`](fn@scatter_nd_combine_buckets)) folds
-//!   the partial results into the output: a walk is a chain of dependent loads, which a GPU
-//!   runs at memory latency, so no chain should be much longer than the number of chains.
-//!   The average cannot see a few hot targets in a large tensor, so on GPUs (runtimes with
-//!   plane operations) [`scatter_strategy`] picks **segmented lists** instead, one list per
-//!   target cut into segments: about one row in
-//!   `sqrt(rows)` (chosen by a hash of the row) starts a segment, one launch
-//!   ([`scatter_nd_segment_lists`](fn@scatter_nd_segment_lists)) reduces each segment up to the
-//!   next start, and the walk takes a segment in one step, so no chain is much longer than
-//!   `2 * sqrt(rows)` links whatever the duplication. CPU drivers walk long lists from their
-//!   caches faster than they run the extra launch, and keep the plain lists.
+//! Float `Min`/`Max` rank `-0.0` below `+0.0` and never let a NaN update win, choosing on raw
+//! bits so that no compiler substitutes a `min` instruction: the result does not depend on the
+//! order of the updates.
 //!
-//! **Data in words.** Data that the runtime cannot bind, or for a reduction compute with, is
-//! held in 32-bit words ([`data_in_words`]): 8- and 16-bit elements packed two or four to a
-//! word (8- and 16-bit integers and `bf16` on WGSL; those and `f16` on OpenGL), 64-bit ones as
-//! word pairs (OpenGL). It always takes the lists, `Assign` included, so that exactly one unit
-//! writes each target element: a packed element's unit XORs the change of its own field into
-//! the word atomically, leaving the other fields as their own units set them; a 64-bit
-//! element's unit stores both its words, so duplicates never tear it. Integers wrap to their
-//! width; `f16`/`bf16` round to nearest even at each step (`bf16` without `f32` subnormals,
-//! which GPUs flush); `f64` takes
-//! `Min`/`Max` (on raw bits) but not `Add`/`Mul`, which need the runtime's f64 arithmetic.
-//!
-//! **Indices in words.** Indices of a type the runtime cannot bind (8- and 16-bit ones on WGSL
-//! and OpenGL, 64-bit ones on OpenGL) are first resolved by one launch into `u32` coordinates
-//! ([`scatter_nd_resolve_indices()`]), which the kernels then read as unsigned indices.
-//!
-//! A skipped row is marked `u32::MAX`, which no target can equal: the launcher refuses outputs
-//! of `u32::MAX` or more target slices. A list head is read without atomics in the reduce
-//! kernel because the link kernel that wrote it has finished: kernels on one stream run in
-//! order.
+//! Data of a [type the runtime cannot bind](crate#types-the-runtime-cannot-bind) (or, for a
+//! reduction, compute with) is held in 32-bit words ([`data_in_words`]) and always takes the
+//! lists, so that exactly one unit writes each element: a packed element's unit XORs its change
+//! into the word atomically; a 64-bit element's unit stores both its words. `f16`/`bf16` round
+//! to nearest even at each step; `f64` in words takes `Min`/`Max` but not `Add`/`Mul`. Indices
+//! of such a type are first resolved into `u32` coordinates by one launch
+//! ([`scatter_nd_resolve_indices()`]).
 
 mod indices;
 mod kernel;
@@ -59,7 +37,7 @@ mod launch;
 mod packed;
 mod split;
 
-pub use indices::scatter_nd_resolve_indices;
+pub use indices::{IndexRead, scatter_nd_resolve_indices};
 pub use kernel::{
     ReduceOp, scatter_nd_assign, scatter_nd_atomic, scatter_nd_clear, scatter_nd_combine_buckets,
     scatter_nd_gather, scatter_nd_link_rows, scatter_nd_reduce_lists, scatter_nd_segment_lists,

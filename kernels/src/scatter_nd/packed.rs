@@ -10,13 +10,14 @@
 //! which gives the correctly rounded result of each step. `f16` computes in `f32` (which holds
 //! more than twice its precision plus two bits, and every `f16` and product of two as a normal
 //! number). `bf16` shares `f32`'s exponent range, so its subnormals are `f32` subnormals, which
-//! GPUs commonly flush to zero (an H100 through WGSL does): its products are computed in integer
+//! GPUs commonly flush to zero: its products are computed in integer
 //! arithmetic, and sums of two values below 2 in `f32` scaled by 2^64. `Min`/`Max` choose on raw
 //! bits with the crate's rules, as the typed kernels do.
 
 use cubecl::prelude::*;
 
-use super::kernel::{ReduceOp, list_head, reduces_segment, starts_segment, update_target};
+use super::indices::{IndexRead, update_target};
+use super::kernel::{ReduceOp, list_head, reduces_segment, starts_segment};
 
 /// How the kernels that hold data in 32-bit words (8- and 16-bit elements packed into words,
 /// 64-bit ones split into word pairs) read an element's bits for arithmetic.
@@ -225,9 +226,9 @@ fn bf16_mul(a: u32, b: u32) -> u32 {
     out
 }
 
-/// Whether `value` replaces `acc` under `Min` (`smaller`) or `Max`: it compares strictly
-/// smaller (larger). For floats a NaN on either side never replaces and `-0.0` and `+0.0` never
-/// replace each other; the order is read from the raw bits with integer arithmetic.
+/// Whether `value` replaces `acc` under `Min` (`smaller`) or `Max`: it ranks strictly below
+/// (above) it. For floats a NaN on either side never replaces and `-0.0` ranks below `+0.0`, as
+/// in the typed kernels; the order is read from the raw bits with integer arithmetic.
 #[cube]
 fn replaces(
     acc: u32,
@@ -252,9 +253,7 @@ fn replaces(
         });
         let magnitude_acc = acc & (sign - 1u32);
         let magnitude_value = value & (sign - 1u32);
-        comparable = magnitude_acc <= infinity
-            && magnitude_value <= infinity
-            && (magnitude_acc | magnitude_value) != 0u32;
+        comparable = magnitude_acc <= infinity && magnitude_value <= infinity;
         // Negative floats: larger magnitudes below smaller ones, all below the positives.
         key_acc = sign | magnitude_acc;
         if (acc & sign) != 0u32 {
@@ -270,6 +269,17 @@ fn replaces(
         ordered = key_value < key_acc;
     }
     comparable && ordered
+}
+
+/// Whether the `bits`-bit field is a NaN of a float `kind` (never for integers).
+#[cube]
+fn is_nan_field(field: u32, #[comptime] kind: WordKind, #[comptime] bits: u32) -> bool {
+    let infinity = comptime!(match kind {
+        WordKind::F16 => 0x7C00u32,
+        WordKind::BF16 => 0x7F80u32,
+        _ => u32::MAX,
+    });
+    (field & comptime!((1u32 << (bits - 1)) - 1)) > infinity
 }
 
 /// `op(acc, value)` on packed elements of `bits` bits, as bits.
@@ -342,13 +352,13 @@ pub fn scatter_nd_segment_lists_packed(
         if starts_segment(member, segment_bits) {
             break;
         }
-        acc = combine_packed(
-            acc,
-            field(updates, member * slice + col, bits),
-            op,
-            kind,
-            bits,
-        );
+        let value = field(updates, member * slice + col, bits);
+        // The segment holds updates only: a NaN there must never win, so the next one replaces it.
+        if is_nan_field(acc, kind, bits) {
+            acc = value;
+        } else {
+            acc = combine_packed(acc, value, op, kind, bits);
+        }
         link = next[member];
     }
     segments[position] = acc;
@@ -439,14 +449,11 @@ pub fn scatter_nd_gather_packed<I: Int>(
     output: &mut [u32],
     indices: &[I],
     input: &[u32],
-    dims: &[u32],
+    dims: Sequence<u32>,
     slice: usize,
     units: usize,
     words: usize,
-    #[comptime] k: usize,
-    #[comptime] signed: bool,
-    #[comptime] wide: bool,
-    #[comptime] clamp: bool,
+    #[comptime] read: IndexRead,
     #[comptime] bits: u32,
     #[define(I)] _index_type: ElemType,
 ) {
@@ -460,8 +467,7 @@ pub fn scatter_nd_gather_packed<I: Int>(
     for s in 0..per_word {
         let position = word * per_word + s;
         if position < units {
-            let (element, valid) =
-                update_target::<I>(indices, dims, position, slice, k, signed, wide, clamp);
+            let (element, valid) = update_target::<I>(indices, &dims, position, slice, read);
             if valid {
                 packed |= field(input, element, bits) << comptime!((s as u32) * bits);
             }

@@ -84,9 +84,9 @@ fn combine_split(
         if comptime!(op == ReduceOp::Min) {
             replace = key_hi < key_acc_hi || (key_hi == key_acc_hi && key_lo < key_acc_lo);
         }
+        // The key order ranks -0.0 below +0.0; a NaN ranks nowhere.
         if comptime!(kind != WordKind::Unsigned && kind != WordKind::Signed) {
-            let zeros = ((acc_hi | hi) & 0x7FFF_FFFFu32) == 0u32 && (acc_lo | lo) == 0u32;
-            replace = replace && !zeros && !is_nan(acc_lo, acc_hi) && !is_nan(lo, hi);
+            replace = replace && !is_nan(acc_lo, acc_hi) && !is_nan(lo, hi);
         }
         if replace {
             out_lo = lo;

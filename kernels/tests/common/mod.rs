@@ -6,7 +6,7 @@
 pub mod scatter;
 mod skip;
 
-use skip::left_out;
+pub use skip::left_out;
 
 use burn_dml_ops_kernels::StorageWidth;
 use cubecl::ir::{ElemType, IntKind, UIntKind};
@@ -58,6 +58,15 @@ pub fn binds(client: &Client, elem: ElemType) -> bool {
         .properties()
         .type_usage(elem)
         .contains(cubecl::features::TypeUsage::Buffer)
+}
+
+/// Whether a float `Min` (`smaller`) or `Max` update `value` replaces `acc` under the crate's
+/// rule: it ranks strictly below (above), with `-0.0` below `+0.0`; a NaN ranks nowhere. Every
+/// narrower float converts to f64 exactly, sign of zero and NaN included.
+pub fn float_replaces(smaller: bool, acc: f64, value: f64) -> bool {
+    let below = value < acc || (value == acc && value.is_sign_negative() && acc.is_sign_positive());
+    let above = value > acc || (value == acc && value.is_sign_positive() && acc.is_sign_negative());
+    if smaller { below } else { above }
 }
 
 /// Deterministic bytes with every bit pattern density.

@@ -4,7 +4,7 @@ use burn::tensor::{DType, Device, TensorData};
 
 use super::{Reduction, ScatterNdOptions};
 use crate::DmlOpsError;
-use crate::reference::{index_values, resolve_index};
+use crate::scatter_nd_rules::{index_values, resolve_index};
 use crate::tensor::support::{check_index_dtype, check_scatter_data_dtype};
 
 pub(super) const OPERATOR: &str = "ScatterND";

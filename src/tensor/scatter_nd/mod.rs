@@ -169,7 +169,7 @@ macro_rules! impl_scatter_nd {
                 {
                     return Err(DmlOpsError::InvalidArgument {
                         operator: check::OPERATOR,
-                        detail: crate::ops::not_differentiable(options.reduction),
+                        detail: crate::scatter_nd_rules::not_differentiable(options.reduction),
                     });
                 }
                 if options.out_of_bounds == OutOfBounds::Error {
@@ -186,7 +186,7 @@ macro_rules! impl_scatter_nd {
                     indices.into_dispatch(),
                     updates.into_dispatch(),
                     options.reduction,
-                    options.out_of_bounds.backend(),
+                    options.out_of_bounds,
                 );
                 if reshaped {
                     output = Dispatch::$reshape(output, input_shape.into());

@@ -1,0 +1,241 @@
+//! Step 3 of the compaction: the coordinates of the set bits of each tile's mask, and the
+//! padding rows. Both layouts loop over set bits only: CPU drivers run a branch's body under a
+//! mask whatever the density. A run's first flat index is unravelled into the last `width`
+//! dimensions once, and each further element steps from the previous one with carries.
+
+use cubecl::prelude::*;
+
+use super::scan::cube_inclusive_sum;
+use super::tile::{TileLayout, TileShape};
+use super::write_planes::write_tile_planes;
+
+/// Step 3: the coordinates of tile `CUBE_POS`'s non-zero elements, from the mask, and with
+/// `has_fill` its share of the padding rows (every row at or past the total whose index falls
+/// in the tile). `shape.planes` picks the layout: with plane operations each plane writes
+/// contiguous rows of neighbouring vectors (GPUs, [`write_tile_planes`]); without, each unit
+/// writes the rows of its own run of consecutive vectors after one shared-memory scan
+/// ([`write_tile_runs`]).
+///
+/// `dims` holds the sizes of the last `width` dimensions of the input; row `r` of the output is
+/// `coordinates[r * width..(r + 1) * width]` and `rows` is the number of rows it holds.
+#[cube(launch_unchecked, address_type = "dynamic")]
+pub fn nonzero_write_coordinates<O: Int>(
+    mask: &[u32],
+    tile_offsets: &[u32],
+    coordinates: &mut [O],
+    dims: Sequence<u32>,
+    fill: InputScalar,
+    vectors: usize,
+    tiles: usize,
+    rows: usize,
+    #[comptime] shape: TileShape,
+    #[comptime] has_fill: bool,
+    #[define(O)] _output_type: ElemType,
+) {
+    let width = comptime!(dims.len());
+    let layout = TileLayout {
+        tile: CUBE_POS,
+        tiles,
+        vectors,
+        rows,
+    };
+    if comptime!(shape.planes) {
+        write_tile_planes::<O>(mask, tile_offsets, coordinates, &dims, &layout, shape);
+    } else {
+        write_tile_runs::<O>(mask, tile_offsets, coordinates, &dims, &layout, shape);
+    }
+    if comptime!(has_fill) && layout.tile < tiles {
+        let fill = fill.get::<O>();
+        fill_tile_padding::<O>(coordinates, tile_offsets, fill, &layout, width, shape);
+    }
+}
+
+/// The coordinates of flat index `flat` in the dimensions `dims` (`width` of them): one
+/// division per axis but the first.
+#[cube]
+pub(super) fn unravel(flat: u32, dims: &Sequence<u32>, #[comptime] width: usize) -> Array<u32> {
+    let mut coords = Array::<u32>::new(width);
+    let mut rest = flat;
+    #[unroll]
+    for d in 0..width {
+        let axis = comptime!(width - 1 - d);
+        if comptime!(axis == 0) {
+            coords[axis] = rest;
+        } else {
+            let size = dims[axis];
+            coords[axis] = rest % size;
+            rest /= size;
+        }
+    }
+    coords
+}
+
+/// Moves `coords` to the next flat index without dividing: adds one to the last axis and
+/// carries on wrap.
+#[cube]
+fn step_to_next(coords: &mut Array<u32>, dims: &Sequence<u32>, #[comptime] width: usize) {
+    let mut carry = 1u32;
+    #[unroll]
+    for d in 0..width {
+        let axis = comptime!(width - 1 - d);
+        let next = coords[axis] + carry;
+        let wrap = next == dims[axis];
+        coords[axis] = select(wrap, 0u32, next);
+        carry = select(wrap, carry, 0u32);
+    }
+}
+
+/// Stores the `width` coordinates `coords` as row `row` of `coordinates`.
+#[cube]
+pub(super) fn store_row<O: Int>(
+    coordinates: &mut [O],
+    row: usize,
+    coords: &Array<u32>,
+    #[comptime] width: usize,
+) {
+    let base = row * width;
+    #[unroll]
+    for d in 0..width {
+        coordinates[base + d] = O::cast_from(coords[d]);
+    }
+}
+
+/// Writes the coordinates of the set bits of `run` (`words` words; bit `b` of word `m` is
+/// element `first + 32 * m + b`) into rows `row`, `row + 1`, … of `coordinates`. Every store
+/// is guarded by `rows` (the number of rows the buffer holds), so no scan result can move a
+/// store outside it.
+///
+/// The loop visits set bits only: CPU drivers such as lavapipe run both sides of a branch under
+/// a mask, so a loop over every element would cost a (scalarised) store per element whatever
+/// the density, while this one runs as often as the densest run of the SIMD group. `first` is
+/// unravelled once; each further element steps from the previous one with carries.
+#[cube]
+fn write_run_rows<O: Int>(
+    coordinates: &mut [O],
+    run: &Array<u32>,
+    first: usize,
+    row: usize,
+    rows: usize,
+    dims: &Sequence<u32>,
+    #[comptime] words: usize,
+) {
+    let width = comptime!(dims.len());
+    let mut coords = unravel(u32::cast_from(first), dims, width);
+    let mut at = 0u32;
+    let mut next = row;
+    #[unroll]
+    for m in 0..words {
+        let mut remaining = run[m];
+        while remaining != 0 {
+            let position = comptime!((m * 32) as u32) + remaining.trailing_zeros();
+            if next < rows {
+                if comptime!(width == 1) {
+                    coordinates[next] = O::cast_from(first + position as usize);
+                } else {
+                    while at < position {
+                        step_to_next(&mut coords, dims, width);
+                        at += 1;
+                    }
+                    store_row::<O>(coordinates, next, &coords, width);
+                }
+            }
+            next += 1;
+            remaining &= remaining - 1;
+        }
+    }
+}
+
+/// Writes `fill` into every padding row (at or past the number of non-zero elements,
+/// `tile_offsets[tiles]`) whose index falls in the range of the cube's tile. The cube's units
+/// write consecutive elements, so the stores are contiguous.
+#[cube]
+fn fill_tile_padding<O: Int>(
+    coordinates: &mut [O],
+    tile_offsets: &[u32],
+    fill: O,
+    layout: &TileLayout,
+    #[comptime] width: usize,
+    #[comptime] shape: TileShape,
+) {
+    let total = tile_offsets[layout.tiles] as usize;
+    let mut first = layout.tile * comptime!(shape.elements());
+    let mut end = first + comptime!(shape.elements());
+    if first < total {
+        first = total;
+    }
+    if end > layout.rows {
+        end = layout.rows;
+    }
+    if first < end {
+        let stop = end * width;
+        let mut position = first * width + UNIT_POS as usize;
+        while position < stop {
+            coordinates[position] = fill;
+            position += comptime!(shape.cube_size);
+        }
+    }
+}
+
+/// The rows of one step's set `bits` (bit `b` is element `first + b`) from row `row` on.
+#[cube]
+pub(super) fn write_step_rows<O: Int>(
+    coordinates: &mut [O],
+    bits: u32,
+    first: usize,
+    row: usize,
+    rows: usize,
+    dims: &Sequence<u32>,
+) {
+    if bits != 0 {
+        let mut run = Array::<u32>::new(1usize);
+        run[0] = bits;
+        write_run_rows::<O>(coordinates, &run, first, row, rows, dims, 1usize);
+    }
+}
+
+/// The write without planes: each unit takes its run of `per_unit` consecutive vectors of the
+/// tile, whose flags the count kernel left as the unit's mask words in element order (see
+/// [`TileShape`]), so a unit loads `words` words; a cube-wide scan of the unit totals,
+/// plus `tile_offsets[tile]`, gives the unit its first row, and the unit writes the coordinates
+/// of its run's set bits in order, one loop iteration per set bit. One cube scan per tile, which
+/// suits runtimes where barriers cost more than scattered stores (lavapipe). Words past the
+/// input's last vector hold no set bit: the count kernel reads those vectors as zero.
+#[cube]
+fn write_tile_runs<O: Int>(
+    mask: &[u32],
+    tile_offsets: &[u32],
+    coordinates: &mut [O],
+    dims: &Sequence<u32>,
+    layout: &TileLayout,
+    #[comptime] shape: TileShape,
+) {
+    let cube_size = comptime!(shape.cube_size);
+    let words = comptime!(shape.words);
+    let tile = layout.tile;
+    let slot = UNIT_POS as usize;
+    let mut run = Array::<u32>::new(words);
+    let mut total = 0u32;
+    #[unroll]
+    for m in 0..words {
+        let mut word = 0u32;
+        if tile < layout.tiles {
+            word = mask[(tile * words + m) * cube_size + slot];
+        }
+        run[m] = word;
+        total += word.count_ones();
+    }
+    let exclusive = cube_inclusive_sum(total, cube_size, false) - total;
+    if tile < layout.tiles {
+        let row = (tile_offsets[tile] + exclusive) as usize;
+        let first_vector = (tile * cube_size + slot) * comptime!(shape.per_unit);
+        write_run_rows::<O>(
+            coordinates,
+            &run,
+            first_vector * comptime!(shape.lanes),
+            row,
+            layout.rows,
+            dims,
+            words,
+        );
+    }
+}

@@ -1,0 +1,334 @@
+//! Host-side launch over raw CubeCL handles.
+
+mod checks;
+mod indices;
+mod lists;
+mod strategy;
+
+use cubecl::ir::{ElemType, UIntKind};
+use cubecl::prelude::*;
+use cubecl::server::Handle;
+
+pub use self::indices::{OutOfRange, ScatterNdIndices};
+pub use self::lists::list_buckets;
+pub use self::strategy::{ScatterReduction, ScatterStrategy, data_in_words, scatter_strategy};
+
+use self::checks::{Sizes, sizes};
+use self::indices::{BoundIndices, bound_indices, dims_arg, require_index_binding};
+use self::lists::{ListsLaunch, launch_lists};
+use self::strategy::{DataBinding, atomic_supports, data_binding};
+use crate::KernelError;
+use crate::launch::{elementwise_geometry, require_len, require_word_aligned};
+use crate::scatter_nd::{
+    scatter_nd_assign, scatter_nd_atomic, scatter_nd_gather, scatter_nd_gather_packed,
+};
+
+/// The shapes of a ScatterND launch, all contiguous and row-major.
+///
+/// The output is `[dims..., slice]`-shaped (the indexed dimensions, then everything after them
+/// flattened), the indices `[rows, dims.len()]` and the updates `[rows, slice]`.
+#[derive(Clone, Copy, Debug)]
+pub struct ScatterNdLayout<'a> {
+    /// Sizes of the `k` indexed dimensions of the output.
+    pub dims: &'a [usize],
+    /// Number of index tuples (update rows).
+    pub rows: usize,
+    /// Elements per update row: the product of the output's dimensions after the indexed ones.
+    pub slice: usize,
+}
+
+/// The data buffers of [`launch_scatter_nd`]: the tensor scattered into, in place, and the
+/// update rows, both of `elem`.
+#[derive(Clone, Debug)]
+pub struct ScatterNdData {
+    /// Holds the input on entry and the result on return: `prod(layout.dims) * layout.slice`
+    /// elements.
+    pub output: Handle,
+    /// `layout.rows * layout.slice` elements.
+    pub updates: Handle,
+    /// The element type of both.
+    pub elem: ElemType,
+}
+
+/// Writes to `output` (`layout.rows * layout.slice` elements of `data_elem`) the slices of
+/// `input` (`prod(layout.dims) * layout.slice` elements) that the index tuples of `indices`
+/// address, row by row: ScatterND's adjoint for the updates. Indices resolve exactly as in
+/// [`launch_scatter_nd`]; a skipped tuple's row is zeros. Nothing is read back to the host.
+///
+/// # Errors
+///
+/// As [`launch_scatter_nd`]'s, for the same layout. Nothing is launched then.
+pub fn launch_gather_nd(
+    client: &Client,
+    input: Handle,
+    output: Handle,
+    data_elem: ElemType,
+    indices: &ScatterNdIndices,
+    layout: ScatterNdLayout<'_>,
+) -> Result<(), KernelError> {
+    let ScatterNdIndices {
+        handle: indices,
+        elem: index_elem,
+        out_of_range,
+    } = indices.clone();
+    let Sizes {
+        output_len: input_len,
+        units,
+        index_len,
+        ..
+    } = sizes(layout, index_elem)?;
+    let binding = data_binding(client, data_elem, ScatterReduction::Assign)?;
+    require_index_binding(client, index_elem, &indices)?;
+    let bytes = data_elem.size();
+    require_len(&input, input_len, bytes, "input")?;
+    require_len(&output, units, bytes, "output")?;
+    require_len(&indices, index_len, index_elem.size(), "indices")?;
+    if !matches!(binding, DataBinding::Typed(_)) {
+        require_word_aligned(&input, "input")?;
+        require_word_aligned(&output, "output")?;
+    }
+    if units == 0 {
+        return Ok(());
+    }
+    let BoundIndices {
+        handle: indices,
+        elem: index_elem,
+        read,
+    } = bound_indices(
+        client,
+        ScatterNdIndices {
+            handle: indices,
+            elem: index_elem,
+            out_of_range,
+        },
+        layout.dims,
+        index_len,
+    );
+    // Word indices reach twice the element count for 64-bit data.
+    let address = AddressType::from_len(input_len.max(units).max(index_len).saturating_mul(2));
+    // SAFETY (every launch): the handles hold `input_len`, `units` (elements, or for data held
+    // in words the words that hold them, which CubeCL binds whole), `index_len` and `k` elements
+    // (checked above); each unit guards itself against `units` (or `words`), and reads the
+    // input only at a target slice built from coordinates checked against their dimensions,
+    // below `input_len`. An empty input has a dimension of size 0, which no tuple resolves
+    // into.
+    match binding {
+        DataBinding::Packed { bits, .. } => {
+            let words = (units * bytes).div_ceil(4);
+            let input_words = (input_len * bytes).div_ceil(4);
+            let (cubes, dim) = elementwise_geometry(client, words);
+            unsafe {
+                scatter_nd_gather_packed::launch_unchecked(
+                    client,
+                    cubes,
+                    dim,
+                    address,
+                    BufferArg::from_raw_parts(output, words),
+                    BufferArg::from_raw_parts(indices, index_len),
+                    BufferArg::from_raw_parts(input, input_words),
+                    dims_arg(layout.dims),
+                    layout.slice,
+                    units,
+                    words,
+                    read,
+                    bits,
+                    index_elem,
+                );
+            }
+        }
+        DataBinding::Typed(_) | DataBinding::Split { .. } => {
+            // Only bits move, so 64-bit elements held as word pairs gather as u32 rows of twice
+            // the slice: word `w` of a gathered row is word `w` of its input slice.
+            let (data_elem, per_element) = match binding {
+                DataBinding::Typed(data_elem) => (data_elem, 1),
+                _ => (ElemType::UInt(UIntKind::U32), 2),
+            };
+            let units = units * per_element;
+            let (cubes, dim) = elementwise_geometry(client, units);
+            unsafe {
+                scatter_nd_gather::launch_unchecked(
+                    client,
+                    cubes,
+                    dim,
+                    address,
+                    BufferArg::from_raw_parts(output, units),
+                    BufferArg::from_raw_parts(indices, index_len),
+                    BufferArg::from_raw_parts(input, input_len * per_element),
+                    dims_arg(layout.dims),
+                    layout.slice * per_element,
+                    units,
+                    read,
+                    [data_elem, index_elem],
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Applies `data.updates` to `data.output` at the index tuples of `indices`, in place, without
+/// reading anything back to the host.
+///
+/// - `data.output` already holds the input: `prod(layout.dims) * layout.slice` elements of
+///   `data.elem`; `data.updates` holds `layout.rows * layout.slice` of them.
+/// - `indices` holds `layout.rows * k` integers, where `k = layout.dims.len()`. Negative values
+///   of signed indices count from the end of their dimension once; a tuple still out of range
+///   is skipped or clamped, as `indices.out_of_range` says. No tuple makes a kernel touch memory
+///   outside the three buffers.
+/// - `strategy` is usually [`scatter_strategy`]'s choice; `Lists` works for every reduction and
+///   dtype, `Atomic` only where the runtime has the atomic operation.
+///
+/// Returns the strategy used.
+///
+/// # Errors
+///
+/// [`KernelError`] when an element type cannot be bound or is not a number (reductions), the
+/// index type is not an integer, a handle is too small, `k` is 0, the output has `u32::MAX` or
+/// more target slices, or the strategy does not fit the reduction
+/// ([`KernelError::InvalidPlan`]). Nothing is launched then.
+pub fn launch_scatter_nd(
+    client: &Client,
+    data: &ScatterNdData,
+    indices: &ScatterNdIndices,
+    layout: ScatterNdLayout<'_>,
+    reduction: ScatterReduction,
+    strategy: ScatterStrategy,
+) -> Result<ScatterStrategy, KernelError> {
+    let ScatterNdData {
+        output,
+        updates,
+        elem: data_elem,
+    } = data.clone();
+    let ScatterNdIndices {
+        handle: indices,
+        elem: index_elem,
+        out_of_range,
+    } = indices.clone();
+    let ScatterNdLayout { dims, rows, slice } = layout;
+    let Sizes {
+        targets,
+        output_len,
+        units,
+        index_len,
+        ..
+    } = sizes(layout, index_elem)?;
+
+    // Assign only moves bits: bools run as the unsigned type of their width. A signed `Add` or
+    // `Mul` computes in the unsigned type of its width (`compute_elem`). Data the runtime cannot
+    // bind (or compute with) is held in 32-bit words (`data_in_words`).
+    let binding = data_binding(client, data_elem, reduction)?;
+    let op = match reduction {
+        ScatterReduction::Assign => None,
+        ScatterReduction::Reduce(op) => Some(op),
+    };
+    let valid = match (strategy, binding, op) {
+        (ScatterStrategy::Store, DataBinding::Typed(_), None) => true,
+        (ScatterStrategy::Atomic, DataBinding::Typed(elem), Some(op)) => {
+            atomic_supports(client, elem, op)
+        }
+        (ScatterStrategy::Lists | ScatterStrategy::SegmentedLists, _, _) => true,
+        _ => false,
+    };
+    if !valid {
+        let held = match binding {
+            DataBinding::Typed(_) => "",
+            DataBinding::Packed { .. } => " (held packed in 32-bit words, which needs the lists)",
+            DataBinding::Split { .. } => " (held as 32-bit word pairs, which needs the lists)",
+        };
+        return Err(KernelError::InvalidPlan {
+            detail: format!(
+                "strategy {strategy:?} cannot apply {reduction:?} to {data_elem}{held}"
+            ),
+        });
+    }
+    require_index_binding(client, index_elem, &indices)?;
+    let bytes = data_elem.size();
+    require_len(&output, output_len, bytes, "output")?;
+    require_len(&updates, units, bytes, "updates")?;
+    require_len(&indices, index_len, index_elem.size(), "indices")?;
+    if !matches!(binding, DataBinding::Typed(_)) {
+        require_word_aligned(&output, "output")?;
+        require_word_aligned(&updates, "updates")?;
+    }
+    if units == 0 || output_len == 0 {
+        return Ok(strategy);
+    }
+
+    let bound = bound_indices(
+        client,
+        ScatterNdIndices {
+            handle: indices,
+            elem: index_elem,
+            out_of_range,
+        },
+        dims,
+        index_len,
+    );
+    let (index_elem, read) = (bound.elem, bound.read);
+    // Word indices reach twice the element count for 64-bit data.
+    let address = AddressType::from_len(output_len.max(units).max(index_len).saturating_mul(2));
+    let (element_cubes, element_dim) = elementwise_geometry(client, units);
+
+    // SAFETY: the handles hold `output_len`, `units` and `index_len` elements (checked above;
+    // packed data is bound as the words that hold them, which CubeCL binds whole). Every kernel
+    // guards its unit against `units` (or `rows`, `targets`); a target slice is below `targets`
+    // because each coordinate was checked against its dimension, so
+    // `target * slice + col < output_len`; rows and list links are below `rows`.
+    unsafe {
+        match (strategy, binding) {
+            (ScatterStrategy::Store, DataBinding::Typed(data_elem)) => {
+                scatter_nd_assign::launch_unchecked(
+                    client,
+                    element_cubes,
+                    element_dim,
+                    address,
+                    BufferArg::from_raw_parts(output, output_len),
+                    BufferArg::from_raw_parts(bound.handle, index_len),
+                    BufferArg::from_raw_parts(updates, units),
+                    dims_arg(dims),
+                    slice,
+                    units,
+                    read,
+                    [data_elem, index_elem],
+                )
+            }
+            (ScatterStrategy::Atomic, DataBinding::Typed(data_elem)) => {
+                scatter_nd_atomic::launch_unchecked(
+                    client,
+                    element_cubes,
+                    element_dim,
+                    address,
+                    BufferArg::from_raw_parts(output, output_len),
+                    BufferArg::from_raw_parts(bound.handle, index_len),
+                    BufferArg::from_raw_parts(updates, units),
+                    dims_arg(dims),
+                    slice,
+                    units,
+                    read,
+                    op.expect("checked: Atomic comes with a reduction"),
+                    [data_elem, index_elem],
+                )
+            }
+            _ => launch_lists(
+                client,
+                &ListsLaunch {
+                    output,
+                    updates,
+                    indices: bound,
+                    dims,
+                    rows,
+                    slice,
+                    targets,
+                    output_len,
+                    units,
+                    index_len,
+                    address,
+                },
+                binding,
+                op,
+                strategy == ScatterStrategy::SegmentedLists,
+            ),
+        }
+    }
+    Ok(strategy)
+}

@@ -1,0 +1,205 @@
+//! Which strategy applies a scatter's updates, and how the kernels hold its data.
+
+use cubecl::features::{AtomicUsage, TypeUsage};
+use cubecl::ir::features::Plane;
+use cubecl::ir::{ElemType, FloatKind, Type};
+use cubecl::prelude::*;
+
+use crate::launch::{bits_elem, can_bind};
+use crate::scatter_nd::{ReduceOp, WordKind};
+use crate::{KernelError, StorageWidth};
+
+/// How each update combines with the element it targets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ScatterReduction {
+    /// The update replaces the element; with duplicate targets, one candidate wins.
+    Assign,
+    /// The element becomes `op(element, update)` for every update that targets it.
+    Reduce(ReduceOp),
+}
+
+/// How a launch applies the updates; see the [module docs](super).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ScatterStrategy {
+    /// Plain stores, for [`ScatterReduction::Assign`].
+    Store,
+    /// Native atomics on the data type.
+    Atomic,
+    /// Per-target linked lists built with a 32-bit atomic exchange, then reduced by one unit
+    /// per target element (for `Assign`, that unit stores one of the candidates). With
+    /// [`SegmentedLists`](Self::SegmentedLists), the only strategies for data held in words
+    /// (see [`data_in_words`]).
+    Lists,
+    /// [`Lists`](Self::Lists) with one list per target (no [`list_buckets`] split), whose
+    /// reductions cut each list into segments of about
+    /// `sqrt(rows)` rows, reduced side by side by one more launch before the walk
+    /// (`scatter_nd_segment_lists`), so that no unit walks a chain of dependent loads much
+    /// longer than `2 * sqrt(rows)`, however many rows share a target, for scratch the size
+    /// of the updates (a reduction's partial value per update element). The GPU choice: a GPU
+    /// runs each link at memory latency, while a CPU driver walks a long list from its caches
+    /// faster than it runs the extra launch.
+    SegmentedLists,
+}
+
+impl ScatterStrategy {
+    /// Whether this is one of the lists strategies.
+    pub fn uses_lists(self) -> bool {
+        matches!(self, Self::Lists | Self::SegmentedLists)
+    }
+}
+
+/// The strategy [`launch_scatter_nd`] should use for `reduction` on data of `data_elem`:
+/// plain stores for `Assign`; native atomics when the runtime reports the operation for
+/// `Atomic<data_elem>`; the lists otherwise, segmented where the runtime has plane
+/// operations (GPUs: cubecl-wgpu turns planes off on CPU adapters, and OpenGL has none).
+pub fn scatter_strategy(
+    client: &Client,
+    data_elem: ElemType,
+    reduction: ScatterReduction,
+) -> ScatterStrategy {
+    let lists = if client.properties().features.plane.contains(Plane::Ops) {
+        ScatterStrategy::SegmentedLists
+    } else {
+        ScatterStrategy::Lists
+    };
+    if data_in_words(client, data_elem, reduction) {
+        return lists;
+    }
+    let op = match reduction {
+        ScatterReduction::Assign => return ScatterStrategy::Store,
+        ScatterReduction::Reduce(op) => op,
+    };
+    if atomic_supports(client, compute_elem(data_elem, op), op) {
+        ScatterStrategy::Atomic
+    } else {
+        lists
+    }
+}
+
+/// Whether [`launch_scatter_nd`] holds data of `elem` in 32-bit words for `reduction`, because
+/// the runtime cannot bind the type the kernel would declare or, for a reduction, compute with
+/// it: 8- and 16-bit elements packed two or four to a word (8- and 16-bit integers and `bf16`
+/// on WGSL, and `f16` there for `Min`/`Max`, which choose on raw bits as 16-bit integers WGSL
+/// does not have; those and `f16` on OpenGL), 64-bit ones as word pairs (OpenGL). Such data
+/// always takes the lists ([`ScatterStrategy::uses_lists`]).
+pub fn data_in_words(client: &Client, data_elem: ElemType, reduction: ScatterReduction) -> bool {
+    matches!(
+        data_binding(client, data_elem, reduction),
+        Ok(DataBinding::Packed { .. } | DataBinding::Split { .. })
+    )
+}
+
+/// How the kernels hold the data of a scatter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum DataBinding {
+    /// Bound as this element type: the data's own, the unsigned type of its width (bools, and
+    /// signed `Add`/`Mul`), whichever the kernel computes in.
+    Typed(ElemType),
+    /// 32-bit words holding `32 / bits` elements each.
+    Packed {
+        /// The element width in bits: 8 or 16.
+        bits: u32,
+        /// How arithmetic reads an element's bits.
+        kind: WordKind,
+    },
+    /// 64-bit elements as pairs of 32-bit words, low word first.
+    Split {
+        /// How arithmetic reads an element's bits.
+        kind: WordKind,
+    },
+}
+
+/// How the kernels bind data of `elem` for `reduction` on this runtime; see [`data_in_words`].
+pub(super) fn data_binding(
+    client: &Client,
+    elem: ElemType,
+    reduction: ScatterReduction,
+) -> Result<DataBinding, KernelError> {
+    let bits = 8 * elem.size() as u32;
+    let typed = match reduction {
+        ScatterReduction::Assign => {
+            let typed = bits_elem(client, elem)?;
+            can_bind(client, typed).then_some(typed)
+        }
+        ScatterReduction::Reduce(op) => {
+            // A reduction needs numbers: bools have no sum or minimum.
+            if !matches!(
+                elem,
+                ElemType::Int(_) | ElemType::UInt(_) | ElemType::Float(_)
+            ) {
+                return Err(KernelError::UnsupportedType { elem, role: "data" });
+            }
+            let compute = compute_elem(elem, op);
+            // 8- and 16-bit data takes the packed kernel unless the runtime computes with the
+            // type and, for float `Min`/`Max` (which choose on raw bits), with the unsigned type
+            // of its width: a compare-and-select may compile to a `min` with the hardware's own
+            // NaN and signed-zero rules (f16 on WGSL has no u16).
+            let arithmetic = client
+                .properties()
+                .type_usage(compute)
+                .contains(TypeUsage::Arithmetic);
+            let float_selection =
+                matches!(elem, ElemType::Float(_)) && matches!(op, ReduceOp::Min | ReduceOp::Max);
+            let narrow_typed =
+                arithmetic && (!float_selection || selection_bits(client, elem).is_some());
+            (can_bind(client, compute) && (bits > 16 || narrow_typed)).then_some(compute)
+        }
+    };
+    if let Some(typed) = typed {
+        return Ok(DataBinding::Typed(typed));
+    }
+    let kind = match (reduction, elem) {
+        (ScatterReduction::Assign, _) | (_, ElemType::UInt(_)) => WordKind::Unsigned,
+        (_, ElemType::Int(_)) => WordKind::Signed,
+        (_, ElemType::Float(FloatKind::F16)) => WordKind::F16,
+        (_, ElemType::Float(FloatKind::BF16)) => WordKind::BF16,
+        // f64 `Add`/`Mul` need the runtime's f64 arithmetic; `Min`/`Max` only compare bits.
+        (
+            ScatterReduction::Reduce(ReduceOp::Min | ReduceOp::Max),
+            ElemType::Float(FloatKind::F64),
+        ) => WordKind::F64,
+        _ => return Err(KernelError::UnsupportedType { elem, role: "data" }),
+    };
+    match bits {
+        8 | 16 => Ok(DataBinding::Packed { bits, kind }),
+        64 => Ok(DataBinding::Split { kind }),
+        _ => Err(KernelError::UnsupportedType { elem, role: "data" }),
+    }
+}
+
+/// The type a reduction `op` computes in for data of `elem`: the unsigned type of the same
+/// width for a signed `Add` or `Mul` (the same two's-complement bits, and unsigned arithmetic
+/// wraps on every runtime, where signed overflow is undefined behaviour in CUDA's C++), `elem`
+/// otherwise.
+pub(super) fn compute_elem(elem: ElemType, op: ReduceOp) -> ElemType {
+    match (elem, op) {
+        (ElemType::Int(_), ReduceOp::Add | ReduceOp::Mul) => StorageWidth::from_bytes(elem.size())
+            .map(StorageWidth::unsigned)
+            .unwrap_or(elem),
+        _ => elem,
+    }
+}
+
+/// Whether the runtime has a native atomic `op` on `elem` that keeps the crate's rule. Float
+/// `Min`/`Max` atomics follow the hardware's NaN and signed-zero rules, so floats never use them.
+pub(super) fn atomic_supports(client: &Client, elem: ElemType, op: ReduceOp) -> bool {
+    let usage = client.properties().atomic_type_usage(Type::atomic(elem));
+    match op {
+        ReduceOp::Add => usage.contains(AtomicUsage::Add),
+        ReduceOp::Min | ReduceOp::Max => {
+            !matches!(elem, ElemType::Float(_)) && usage.contains(AtomicUsage::MinMax)
+        }
+        ReduceOp::Mul => false,
+    }
+}
+
+/// The unsigned integer type `Min`/`Max` choose on for data of `elem`, where the runtime
+/// computes with it (not 16-bit integers on WGSL): see the lists kernel's `combine`.
+pub(super) fn selection_bits(client: &Client, elem: ElemType) -> Option<ElemType> {
+    let bits = StorageWidth::from_bytes(elem.size())?.unsigned();
+    client
+        .properties()
+        .type_usage(bits)
+        .contains(TypeUsage::Arithmetic)
+        .then_some(bits)
+}
