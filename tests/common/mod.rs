@@ -228,3 +228,6 @@ pub fn scatter_options(
         ..Default::default()
     }
 }
+
+pub mod nonzero;
+pub mod scatter;

@@ -162,7 +162,7 @@ fn store_counts(
     }
 }
 
-/// How [`bit_count_words_kernel`] reads and writes: element sizes, whether the input is
+/// How [`bit_count_words_kernel()`] reads and writes: element sizes, whether the input is
 /// contiguous (read by offset alone), and the groups each unit counts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct WordsLayout {

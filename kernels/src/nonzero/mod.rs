@@ -27,6 +27,7 @@
 mod count;
 mod launch;
 mod output_words;
+mod plan;
 mod scan;
 mod tile;
 mod write;
@@ -34,10 +35,11 @@ mod write_planes;
 
 pub use count::{ElementRead, nonzero_tile_counts};
 pub use launch::{
-    CompactionInput, CompactionOutput, CompactionPlan, CompactionStages, CubeScan,
-    NonZeroPredicate, launch_nonzero_coordinates,
+    CompactionInput, CompactionOutput, CompactionStages, NonZeroPredicate,
+    launch_nonzero_coordinates,
 };
 pub use output_words::nonzero_output_words;
+pub use plan::{CompactionPlan, CubeScan};
 pub use scan::nonzero_scan_tiles;
 pub use tile::TileShape;
 pub use write::nonzero_write_coordinates;

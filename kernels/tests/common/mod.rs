@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod nonzero;
 pub mod scatter;
 mod skip;
 

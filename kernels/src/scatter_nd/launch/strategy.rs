@@ -18,7 +18,7 @@ pub enum ScatterReduction {
     Reduce(ReduceOp),
 }
 
-/// How a launch applies the updates; see the [module docs](super).
+/// How a launch applies the updates; see the [module docs](crate::scatter_nd).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ScatterStrategy {
     /// Plain stores, for [`ScatterReduction::Assign`].
@@ -30,7 +30,7 @@ pub enum ScatterStrategy {
     /// [`SegmentedLists`](Self::SegmentedLists), the only strategies for data held in words
     /// (see [`data_in_words`]).
     Lists,
-    /// [`Lists`](Self::Lists) with one list per target (no [`list_buckets`] split), whose
+    /// [`Lists`](Self::Lists) with one list per target (no [`list_buckets`](crate::scatter_nd::list_buckets) split), whose
     /// reductions cut each list into segments of about
     /// `sqrt(rows)` rows, reduced side by side by one more launch before the walk
     /// (`scatter_nd_segment_lists`), so that no unit walks a chain of dependent loads much
@@ -48,7 +48,7 @@ impl ScatterStrategy {
     }
 }
 
-/// The strategy [`launch_scatter_nd`] should use for `reduction` on data of `data_elem`:
+/// The strategy [`launch_scatter_nd`](crate::scatter_nd::launch_scatter_nd) should use for `reduction` on data of `data_elem`:
 /// plain stores for `Assign`; native atomics when the runtime reports the operation for
 /// `Atomic<data_elem>`; the lists otherwise, segmented where the runtime has plane
 /// operations (GPUs: cubecl-wgpu turns planes off on CPU adapters, and OpenGL has none).
@@ -76,7 +76,7 @@ pub fn scatter_strategy(
     }
 }
 
-/// Whether [`launch_scatter_nd`] holds data of `elem` in 32-bit words for `reduction`, because
+/// Whether [`launch_scatter_nd`](crate::scatter_nd::launch_scatter_nd) holds data of `elem` in 32-bit words for `reduction`, because
 /// the runtime cannot bind the type the kernel would declare or, for a reduction, compute with
 /// it: 8- and 16-bit elements packed two or four to a word (8- and 16-bit integers and `bf16`
 /// on WGSL, and `f16` there for `Min`/`Max`, which choose on raw bits as 16-bit integers WGSL
