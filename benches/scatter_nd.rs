@@ -1,6 +1,5 @@
-//! ScatterND on `Device::default()`, in the shapes the peers were measured with
-//! (`../shared/bench/README.md`, `peers.py`): data `[n / 64, 64]` f32, `n / 256` update rows of
-//! 64 elements.
+//! ScatterND on `Device::default()`, in the shapes the peers were measured with (see
+//! `benches/README.md`): data `[n / 64, 64]` f32, `n / 256` update rows of 64 elements.
 //!
 //! - `assign`: the update rows go to every 4th row (unique targets), `Reduction::Assign`;
 //! - `add`: the update rows go to 7 targets (heavy duplicates), `Reduction::Add`.
