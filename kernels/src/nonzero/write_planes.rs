@@ -211,7 +211,10 @@ impl PlaneSteps {
     /// and no scan per step: the ballot's count moves every unit's row alike.
     ///
     /// Needs a full plane (`units == PLANE_DIM`, so a unit's position is its hardware lane) and
-    /// `bits` loaded with a group of one vector.
+    /// `bits` loaded with a group of one vector. Each round's shuffle and ballot follow the
+    /// previous round's store, which only some units take: the plane must have reconverged by
+    /// then. CubeCL's CUDA target passes `__activemask()` to both, so this holds only where the
+    /// compiler reconverges after the store's branch; an untested assumption on CUDA.
     fn write_ballots<O: Int>(
         &self,
         bits: &Array<u32>,
