@@ -12,9 +12,8 @@ use super::write_planes::write_tile_planes;
 /// Step 3: the coordinates of tile `CUBE_POS`'s non-zero elements, from the mask, and with
 /// `has_fill` its share of the padding rows (every row at or past the total whose index falls
 /// in the tile). `shape.planes` picks the layout: with plane operations each plane writes
-/// contiguous rows of neighbouring vectors (GPUs); without, each unit
-/// writes the rows of its own run of consecutive vectors after one shared-memory scan
-/// (CPU drivers).
+/// contiguous rows of neighbouring vectors (GPUs); without, each unit writes the rows of its own
+/// run of consecutive vectors after one shared-memory scan (CPU drivers).
 ///
 /// `dims` holds the sizes of the last `width` dimensions of the input; row `r` of the output is
 /// `coordinates[r * width..(r + 1) * width]` and `rows` is the number of rows it holds.
