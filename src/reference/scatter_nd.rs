@@ -35,16 +35,15 @@ macro_rules! combine_float {
             fn combine(self, value: Self, reduction: Reduction) -> Self {
                 // The update wins only when it ranks strictly below (above) the value, with
                 // `-0.0` below `+0.0`; a NaN ranks nowhere, so it never replaces a value.
-                let below = value < self
-                    || (value == self && value.is_sign_negative() && !self.is_sign_negative());
-                let above = value > self
-                    || (value == self && !value.is_sign_negative() && self.is_sign_negative());
+                let ranks_below = |a: Self, b: Self| {
+                    a < b || (a == b && a.is_sign_negative() && !b.is_sign_negative())
+                };
                 match reduction {
                     Reduction::Assign => value,
                     Reduction::Add => self + value,
                     Reduction::Mul => self * value,
-                    Reduction::Min => if below { value } else { self },
-                    Reduction::Max => if above { value } else { self },
+                    Reduction::Min => if ranks_below(value, self) { value } else { self },
+                    Reduction::Max => if ranks_below(self, value) { value } else { self },
                 }
             }
         }

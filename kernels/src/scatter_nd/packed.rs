@@ -246,14 +246,9 @@ fn replaces(
         key_acc = acc ^ sign;
         key_value = value ^ sign;
     } else if comptime!(kind == WordKind::F16 || kind == WordKind::BF16) {
-        let infinity = comptime!(if kind == WordKind::F16 {
-            0x7C00u32
-        } else {
-            0x7F80u32
-        });
         let magnitude_acc = acc & (sign - 1u32);
         let magnitude_value = value & (sign - 1u32);
-        comparable = magnitude_acc <= infinity && magnitude_value <= infinity;
+        comparable = !is_nan_field(acc, kind, bits) && !is_nan_field(value, kind, bits);
         // Negative floats: larger magnitudes below smaller ones, all below the positives.
         key_acc = sign | magnitude_acc;
         if (acc & sign) != 0u32 {

@@ -5,7 +5,7 @@ use cubecl::prelude::*;
 use cubecl::server::Handle;
 
 use crate::KernelError;
-use crate::launch::{can_bind, elementwise_geometry, require_word_aligned};
+use crate::launch::{can_bind, elementwise_geometry, require_len, require_word_aligned};
 use crate::scatter_nd::{IndexRead, scatter_nd_resolve_indices};
 
 /// What happens to an index tuple that is still outside its dimension after negative values
@@ -50,7 +50,7 @@ pub(super) fn dims_arg(dims: &[usize]) -> SequenceArg<u32> {
 /// which the kernels then read as unsigned indices with the `Skip` policy.
 ///
 /// `dims` holds the indexed dimensions and `index_len` the number of indices, checked against
-/// the handle by the caller (with [`require_index_binding`]).
+/// the handle by the caller (with [`check_indices`]).
 pub(super) fn bound_indices(
     client: &Client,
     indices: ScatterNdIndices,
@@ -105,13 +105,17 @@ pub(super) fn bound_indices(
     }
 }
 
-/// Returns an error unless the kernels can read indices of `elem` from `handle`: bound as their
-/// own type, or as 32-bit words (8-, 16- and 64-bit integers), from a word-aligned handle.
-pub(super) fn require_index_binding(
+/// Returns an error unless the handle holds `index_len` indices that the kernels can read: bound
+/// as their own type, or as 32-bit words (8-, 16- and 64-bit integers) from a word-aligned
+/// handle.
+pub(super) fn check_indices(
     client: &Client,
-    elem: ElemType,
-    handle: &Handle,
+    indices: &ScatterNdIndices,
+    index_len: usize,
 ) -> Result<(), KernelError> {
+    let ScatterNdIndices { handle, elem, .. } = indices;
+    let elem = *elem;
+    require_len(handle, index_len, elem.size(), "indices")?;
     if can_bind(client, elem) {
         return Ok(());
     }

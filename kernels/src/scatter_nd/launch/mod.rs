@@ -14,7 +14,7 @@ pub use self::lists::list_buckets;
 pub use self::strategy::{ScatterReduction, ScatterStrategy, data_in_words, scatter_strategy};
 
 use self::checks::{Sizes, sizes};
-use self::indices::{BoundIndices, bound_indices, dims_arg, require_index_binding};
+use self::indices::{BoundIndices, bound_indices, check_indices, dims_arg};
 use self::lists::{ListsLaunch, launch_lists};
 use self::strategy::{DataBinding, atomic_supports, data_binding};
 use crate::KernelError;
@@ -66,23 +66,17 @@ pub fn launch_gather_nd(
     indices: &ScatterNdIndices,
     layout: ScatterNdLayout<'_>,
 ) -> Result<(), KernelError> {
-    let ScatterNdIndices {
-        handle: indices,
-        elem: index_elem,
-        out_of_range,
-    } = indices.clone();
     let Sizes {
         output_len: input_len,
         units,
         index_len,
         ..
-    } = sizes(layout, index_elem)?;
+    } = sizes(layout, indices.elem)?;
     let binding = data_binding(client, data_elem, ScatterReduction::Assign)?;
-    require_index_binding(client, index_elem, &indices)?;
+    check_indices(client, indices, index_len)?;
     let bytes = data_elem.size();
     require_len(&input, input_len, bytes, "input")?;
     require_len(&output, units, bytes, "output")?;
-    require_len(&indices, index_len, index_elem.size(), "indices")?;
     if !matches!(binding, DataBinding::Typed(_)) {
         require_word_aligned(&input, "input")?;
         require_word_aligned(&output, "output")?;
@@ -94,16 +88,7 @@ pub fn launch_gather_nd(
         handle: indices,
         elem: index_elem,
         read,
-    } = bound_indices(
-        client,
-        ScatterNdIndices {
-            handle: indices,
-            elem: index_elem,
-            out_of_range,
-        },
-        layout.dims,
-        index_len,
-    );
+    } = bound_indices(client, indices.clone(), layout.dims, index_len);
     // Word indices reach twice the element count for 64-bit data.
     let address = AddressType::from_len(input_len.max(units).max(index_len).saturating_mul(2));
     // SAFETY (every launch): the handles hold `input_len`, `units` (elements, or for data held
@@ -199,11 +184,6 @@ pub fn launch_scatter_nd(
         updates,
         elem: data_elem,
     } = data.clone();
-    let ScatterNdIndices {
-        handle: indices,
-        elem: index_elem,
-        out_of_range,
-    } = indices.clone();
     let ScatterNdLayout { dims, rows, slice } = layout;
     let Sizes {
         targets,
@@ -211,7 +191,7 @@ pub fn launch_scatter_nd(
         units,
         index_len,
         ..
-    } = sizes(layout, index_elem)?;
+    } = sizes(layout, indices.elem)?;
 
     // Assign only moves bits: bools run as the unsigned type of their width. A signed `Add` or
     // `Mul` computes in the unsigned type of its width (`compute_elem`). Data the runtime cannot
@@ -241,11 +221,10 @@ pub fn launch_scatter_nd(
             ),
         });
     }
-    require_index_binding(client, index_elem, &indices)?;
+    check_indices(client, indices, index_len)?;
     let bytes = data_elem.size();
     require_len(&output, output_len, bytes, "output")?;
     require_len(&updates, units, bytes, "updates")?;
-    require_len(&indices, index_len, index_elem.size(), "indices")?;
     if !matches!(binding, DataBinding::Typed(_)) {
         require_word_aligned(&output, "output")?;
         require_word_aligned(&updates, "updates")?;
@@ -254,16 +233,7 @@ pub fn launch_scatter_nd(
         return Ok(strategy);
     }
 
-    let bound = bound_indices(
-        client,
-        ScatterNdIndices {
-            handle: indices,
-            elem: index_elem,
-            out_of_range,
-        },
-        dims,
-        index_len,
-    );
+    let bound = bound_indices(client, indices.clone(), dims, index_len);
     let (index_elem, read) = (bound.elem, bound.read);
     // Word indices reach twice the element count for 64-bit data.
     let address = AddressType::from_len(output_len.max(units).max(index_len).saturating_mul(2));
