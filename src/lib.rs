@@ -45,15 +45,15 @@ mod tensor;
 pub use error::DmlOpsError;
 pub use ops::DmlOps;
 pub use tensor::{
-    BitCountExt, NonZeroCoordinates, NonZeroExt, NonZeroOptions, OutOfBounds, Reduction,
-    ScatterNdExt, ScatterNdOptions,
+    BitCountExt, CompressExt, Compressed, NonZeroCoordinates, NonZeroExt, NonZeroOptions,
+    OutOfBounds, Reduction, ScatterNdExt, ScatterNdOptions,
 };
 
 /// Everything model code needs: `use burn_dml_ops::prelude::*;`.
 pub mod prelude {
     pub use crate::error::DmlOpsError;
     pub use crate::tensor::{
-        BitCountExt, NonZeroCoordinates, NonZeroExt, NonZeroOptions, OutOfBounds, Reduction,
-        ScatterNdExt, ScatterNdOptions,
+        BitCountExt, CompressExt, Compressed, NonZeroCoordinates, NonZeroExt, NonZeroOptions,
+        OutOfBounds, Reduction, ScatterNdExt, ScatterNdOptions,
     };
 }

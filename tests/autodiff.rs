@@ -523,3 +523,121 @@ fn wide_indices_past_u32_in_the_gradient() {
         }
     }
 }
+
+/// `loss = sum(weights * values^2)` over a compress's padded values: each selected element's
+/// gradient is `2 * weight * value` at its position, every other position's zero.
+fn compress_gradient<const D: usize>(
+    device: &Device,
+    shape: [usize; D],
+    axis: Option<(isize, Vec<bool>)>,
+    mask: &[bool],
+) {
+    let numel: usize = shape.iter().product();
+    let x_values = pseudo_random(numel, 3);
+    let x = Tensor::<D>::from_data(TensorData::new(x_values.clone(), shape), device).require_grad();
+    // Which output position each input position went to, by the oracle's own walk.
+    let mut destination = vec![None; numel];
+    let out_len;
+    let out = match &axis {
+        None => {
+            let mut r = 0;
+            for (p, &keep) in mask.iter().enumerate() {
+                if keep {
+                    destination[p] = Some(r);
+                    r += 1;
+                }
+            }
+            out_len = numel;
+            let mask = Tensor::<D, burn::tensor::Bool>::from_data(
+                TensorData::new(mask.to_vec(), shape),
+                device,
+            );
+            x.clone().compress(mask).values.reshape([out_len])
+        }
+        Some((axis, condition)) => {
+            let a = axis.rem_euclid(D as isize) as usize;
+            let rank_of: Vec<Option<usize>> = condition
+                .iter()
+                .scan(0, |r, &keep| {
+                    *r += usize::from(keep);
+                    Some(keep.then(|| *r - 1))
+                })
+                .collect();
+            let mut out_shape = shape;
+            out_shape[a] = condition.len();
+            out_len = out_shape.iter().product();
+            for (p, slot) in destination.iter_mut().enumerate() {
+                let mut rest = p;
+                let mut coords = [0; D];
+                for d in (0..D).rev() {
+                    coords[d] = rest % shape[d];
+                    rest /= shape[d];
+                }
+                if let Some(Some(r)) = rank_of.get(coords[a]) {
+                    coords[a] = *r;
+                    *slot = Some(
+                        coords
+                            .iter()
+                            .zip(&out_shape)
+                            .fold(0, |acc, (&c, &d)| acc * d + c),
+                    );
+                }
+            }
+            let condition = Tensor::<1, burn::tensor::Bool>::from_data(
+                TensorData::new(condition.clone(), [condition.len()]),
+                device,
+            );
+            x.clone()
+                .compress_axis(*axis, condition)
+                .values
+                .reshape([out_len])
+        }
+    };
+    let weights_values = pseudo_random(out_len, 5);
+    let weights =
+        Tensor::<1>::from_data(TensorData::new(weights_values.clone(), [out_len]), device);
+    let grads = (out.powf_scalar(2.0) * weights).sum().backward();
+    let gradient = values(x.grad(&grads).expect("the input has a gradient"));
+    for (p, g) in gradient.iter().enumerate() {
+        let expected = destination[p].map_or(0.0, |r| 2.0 * weights_values[r] * x_values[p]);
+        assert!(
+            (g - expected).abs() <= 1e-4 * (1.0 + expected.abs()),
+            "position {p} of {shape:?} ({axis:?}) on {device:?}: gradient {g}, expected {expected}"
+        );
+    }
+}
+
+#[test]
+fn compress_gradients_reach_the_selected_positions() {
+    for device in autodiff_devices() {
+        let mask: Vec<bool> = (0..24).map(|i| i % 3 != 1).collect();
+        compress_gradient(&device, [2, 3, 4], None, &mask);
+        compress_gradient(&device, [2, 3, 4], None, &[false; 24]);
+        // Every axis, from the front and the end, with conditions shorter than the axis.
+        compress_gradient(&device, [2, 3, 4], Some((0, vec![false, true])), &[]);
+        compress_gradient(&device, [2, 3, 4], Some((1, vec![true, false])), &[]);
+        compress_gradient(
+            &device,
+            [2, 3, 4],
+            Some((-1, vec![true, false, true, true])),
+            &[],
+        );
+        compress_gradient(&device, [5, 2], Some((0, vec![false; 5])), &[]);
+        compress_gradient(&device, [5, 2], Some((0, vec![])), &[]);
+    }
+}
+
+#[test]
+fn int_and_bool_compress_run_on_autodiff_devices() {
+    for device in autodiff_devices() {
+        let x = Tensor::<1, Int>::from_data([4, 5, 6], &device);
+        let keep = Tensor::<1, burn::tensor::Bool>::from_data([true, false, true], &device);
+        let exact = x.compress(keep.clone()).into_exact();
+        assert_eq!(to_i64(&exact.into_data()), vec![4, 6], "on {device:?}");
+        let exact = keep.clone().compress(keep).into_exact();
+        assert_eq!(
+            exact.into_data().iter::<bool>().collect::<Vec<_>>(),
+            vec![true, true]
+        );
+    }
+}

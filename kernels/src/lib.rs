@@ -6,6 +6,7 @@
 //!
 //! | module | operator |
 //! |---|---|
+//! | [`compress`] | ONNX `Compress` and `x[mask]`: the selected slices or elements, then zeros, on the device |
 //! | [`copy`] | plain copies of bits: a buffer's (ScatterND's out-of-place path, the benchmarks' floor), a strided view's into a contiguous buffer through 32-bit words |
 //! | [`bit_count`] | DirectML `ELEMENT_WISE_BIT_COUNT`: population count of each element's raw bits |
 //! | [`nonzero`] | DirectML `NONZERO_COORDINATES`: coordinates of the non-zero elements, on the device |
@@ -20,6 +21,7 @@
 //! and then needs them to start on a 4-byte boundary.
 
 pub mod bit_count;
+pub mod compress;
 pub mod copy;
 mod launch;
 pub mod nonzero;

@@ -1,8 +1,9 @@
 //! `Autodiff<B, C>` (Burn's autodiff devices): every operator runs on the inner backend `B`.
 //!
 //! BitCount and NonZeroCoordinates return Int tensors, which carry no gradient: a tracked Float
-//! input is read through its primitive. ScatterND on Float tensors records its backward pass for
-//! `Assign` and `Add`; `Mul`, `Min` and `Max` refuse tracked operands (the tensor extension
+//! input is read through its primitive. Compress on Float tensors records its backward pass
+//! (each selected element's gradient back to its position, zero elsewhere). ScatterND on Float
+//! tensors records its backward pass for `Assign` and `Add`; `Mul`, `Min` and `Max` refuse tracked operands (the tensor extension
 //! trait turns that into a [`DmlOpsError`](crate::DmlOpsError) before it gets here).
 
 use burn::backend::Autodiff;
@@ -28,6 +29,54 @@ impl<B: DmlOps, C: CheckpointStrategy> DmlOps for Autodiff<B, C> {
 
     fn int_leading_rows(tensor: IntTensor<Self>, rows: usize) -> IntTensor<Self> {
         B::int_leading_rows(tensor, rows)
+    }
+
+    fn float_compress(
+        input: FloatTensor<Self>,
+        condition: BoolTensor<Self>,
+        axis: usize,
+        count_dtype: IntDType,
+    ) -> (IntTensor<Self>, FloatTensor<Self>) {
+        let prep = CompressBackward
+            .prepare::<C>([input.node()])
+            .compute_bound()
+            .stateful();
+        let input_shape = input.primitive().shape();
+        match prep {
+            OpsKind::Tracked(prep) => {
+                let state = CompressState {
+                    condition: condition.clone(),
+                    axis,
+                    input_shape,
+                };
+                let (count, values) =
+                    B::float_compress(input.into_primitive(), condition, axis, count_dtype);
+                (count, prep.finish(state, values))
+            }
+            OpsKind::UnTracked(prep) => {
+                let (count, values) =
+                    B::float_compress(input.into_primitive(), condition, axis, count_dtype);
+                (count, prep.finish(values))
+            }
+        }
+    }
+
+    fn int_compress(
+        input: IntTensor<Self>,
+        condition: BoolTensor<Self>,
+        axis: usize,
+        count_dtype: IntDType,
+    ) -> (IntTensor<Self>, IntTensor<Self>) {
+        B::int_compress(input, condition, axis, count_dtype)
+    }
+
+    fn bool_compress(
+        input: BoolTensor<Self>,
+        condition: BoolTensor<Self>,
+        axis: usize,
+        count_dtype: IntDType,
+    ) -> (IntTensor<Self>, BoolTensor<Self>) {
+        B::bool_compress(input, condition, axis, count_dtype)
     }
 
     fn float_nonzero_coordinates(
@@ -235,6 +284,63 @@ impl<B: DmlOps> Backward<B, 1> for GatherNdBackward {
         unary::<B, _>(ops.parents, ops.node, grads, |grad| {
             let zeros = B::float_zeros(input_shape, &grad.device(), grad.dtype().into());
             <B as DmlOps>::float_scatter_nd(zeros, indices, grad, Reduction::Add, out_of_bounds)
+        });
+    }
+}
+
+/// Compress's backward pass.
+#[derive(Debug)]
+struct CompressBackward;
+
+/// What Compress's backward pass keeps from the forward call.
+#[derive(Clone, Debug)]
+struct CompressState<B: DmlOps> {
+    condition: BoolTensor<B>,
+    axis: usize,
+    input_shape: Shape,
+}
+
+impl<B: DmlOps> Backward<B, 1> for CompressBackward {
+    type State = CompressState<B>;
+
+    /// Slice `r < count` of the output's gradient goes back to the `r`-th selected slice of the
+    /// input, every other slice gets zero: a ScatterND along the axis (moved to the front) of the
+    /// gradient into zeros, at the selected slices' indices. The compaction pads the index list
+    /// with the axis's size, which the scatter skips, so nothing reads the count back.
+    fn backward(
+        self,
+        ops: Ops<Self::State, 1>,
+        grads: &mut Gradients,
+        _checkpointer: &mut Checkpointer,
+    ) {
+        let CompressState {
+            condition,
+            axis,
+            input_shape,
+        } = ops.state;
+        unary::<B, _>(ops.parents, ops.node, grads, |grad| {
+            let device = grad.device();
+            let dtype = grad.dtype().into();
+            let axis_len = input_shape[axis];
+            let zeros = B::float_zeros(input_shape.clone(), &device, dtype);
+            if grad.shape().num_elements() == 0 {
+                return zeros;
+            }
+            let index_dtype = if i32::try_from(axis_len).is_ok() {
+                IntDType::I32
+            } else {
+                IntDType::I64
+            };
+            let (_, selected) =
+                B::bool_nonzero_coordinates(condition, 1, Some(axis_len as i64), index_dtype);
+            let scattered = <B as DmlOps>::float_scatter_nd(
+                B::float_swap_dims(zeros, 0, axis),
+                selected,
+                B::float_swap_dims(grad, 0, axis),
+                Reduction::Assign,
+                OutOfBounds::Skip,
+            );
+            B::float_swap_dims(scattered, 0, axis)
         });
     }
 }

@@ -10,6 +10,9 @@ use burn_cubecl::ops::numeric::empty_device_contiguous_dtype;
 use burn_cubecl::tensor::CubeTensor;
 use burn_cubecl::{CubeBackend, CubeDevice};
 use burn_dml_ops_kernels::bit_count::{BitCountPath, launch_bit_count};
+use burn_dml_ops_kernels::compress::{
+    CompressInput, CompressOutput, CompressShape, launch_compress,
+};
 use burn_dml_ops_kernels::copy::{launch_contiguous_words, launch_copy};
 use burn_dml_ops_kernels::nonzero::{
     CompactionInput, CompactionOutput, CompactionPlan, NonZeroPredicate, launch_nonzero_coordinates,
@@ -38,6 +41,33 @@ impl DmlOps for CubeBackend {
 
     fn int_leading_rows(tensor: IntTensor<Self>, rows: usize) -> IntTensor<Self> {
         leading_rows(tensor, rows)
+    }
+
+    fn float_compress(
+        input: FloatTensor<Self>,
+        condition: BoolTensor<Self>,
+        axis: usize,
+        count_dtype: IntDType,
+    ) -> (IntTensor<Self>, FloatTensor<Self>) {
+        compress(input, condition, axis, count_dtype)
+    }
+
+    fn int_compress(
+        input: IntTensor<Self>,
+        condition: BoolTensor<Self>,
+        axis: usize,
+        count_dtype: IntDType,
+    ) -> (IntTensor<Self>, IntTensor<Self>) {
+        compress(input, condition, axis, count_dtype)
+    }
+
+    fn bool_compress(
+        input: BoolTensor<Self>,
+        condition: BoolTensor<Self>,
+        axis: usize,
+        count_dtype: IntDType,
+    ) -> (IntTensor<Self>, BoolTensor<Self>) {
+        compress(input, condition, axis, count_dtype)
     }
 
     fn float_nonzero_coordinates(
@@ -273,6 +303,47 @@ fn nonzero_coordinates(
     )
     .unwrap_or_else(|err| launch_failed("NonZeroCoordinates", &input.device, err));
     (count, coordinates)
+}
+
+/// Compress along `axis`: the compaction lists the condition's true slices, one more launch
+/// moves them (as raw bits, so every dtype runs) and writes the zero padding.
+fn compress(
+    input: CubeTensor,
+    condition: CubeTensor,
+    axis: usize,
+    count_dtype: IntDType,
+) -> (CubeTensor, CubeTensor) {
+    let input = contiguous_bits(input, "Compress");
+    let condition = contiguous_bits(condition, "Compress");
+    let shape = input.shape();
+    let slices = condition.shape().num_elements();
+    let mut values_shape = shape.clone();
+    values_shape[axis] = slices;
+    let count = empty_output(&input, [1].into(), DType::from(count_dtype));
+    let values = empty_output(&input, values_shape, input.dtype);
+    launch_compress(
+        &input.client,
+        &CompressInput {
+            values: input.handle.clone(),
+            elem: dtype_to_elem_type(input.dtype),
+            condition: condition.handle.clone(),
+            condition_width: storage_width(&condition, "Compress"),
+        },
+        &CompressOutput {
+            count: count.handle.clone(),
+            count_elem: int_elem(count_dtype),
+            values: values.handle.clone(),
+        },
+        CompressShape {
+            outer: shape[..axis].iter().product(),
+            axis_len: shape[axis],
+            inner: shape[axis + 1..].iter().product(),
+            slices,
+        },
+        CompactionPlan::for_len(&input.client, slices),
+    )
+    .unwrap_or_else(|err| launch_failed("Compress", &input.device, err));
+    (count, values)
 }
 
 /// The first `rows` rows of a `[n, width]` tensor, copied as raw bits (through 32-bit words

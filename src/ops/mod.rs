@@ -95,6 +95,63 @@ pub trait DmlOps: Backend {
         nonzero_on_host::<Self>(&data, &device, width, fill, out_dtype)
     }
 
+    /// Compress of a Float tensor along `axis` by a Bool `condition` of at most the axis's
+    /// size, as `(count, values)`: `values` has the input's shape with `axis` cut to the
+    /// condition's length and holds the slices whose condition is true, in ascending order, then
+    /// zeros; `count` (shape `[1]`, `count_dtype`) is their number.
+    #[fusion(meta = compress_metadata)]
+    fn float_compress(
+        input: FloatTensor<Self>,
+        condition: BoolTensor<Self>,
+        axis: usize,
+        count_dtype: IntDType,
+    ) -> (IntTensor<Self>, FloatTensor<Self>) {
+        let device = input.device();
+        let data = read_sync(Self::float_into_data(input)).expect("Compress: reading the input");
+        let condition = read_sync(Self::bool_into_data(condition)).expect("Compress: reading");
+        let (count, values) = reference::compress(&data, axis, &condition, count_dtype);
+        (
+            Self::int_from_data(count, &device),
+            Self::float_from_data(values, &device),
+        )
+    }
+
+    /// [`float_compress`](Self::float_compress) for Int tensors.
+    #[fusion(meta = compress_metadata)]
+    fn int_compress(
+        input: IntTensor<Self>,
+        condition: BoolTensor<Self>,
+        axis: usize,
+        count_dtype: IntDType,
+    ) -> (IntTensor<Self>, IntTensor<Self>) {
+        let device = input.device();
+        let data = read_sync(Self::int_into_data(input)).expect("Compress: reading the input");
+        let condition = read_sync(Self::bool_into_data(condition)).expect("Compress: reading");
+        let (count, values) = reference::compress(&data, axis, &condition, count_dtype);
+        (
+            Self::int_from_data(count, &device),
+            Self::int_from_data(values, &device),
+        )
+    }
+
+    /// [`float_compress`](Self::float_compress) for Bool tensors (padding is false).
+    #[fusion(meta = compress_metadata)]
+    fn bool_compress(
+        input: BoolTensor<Self>,
+        condition: BoolTensor<Self>,
+        axis: usize,
+        count_dtype: IntDType,
+    ) -> (IntTensor<Self>, BoolTensor<Self>) {
+        let device = input.device();
+        let data = read_sync(Self::bool_into_data(input)).expect("Compress: reading the input");
+        let condition = read_sync(Self::bool_into_data(condition)).expect("Compress: reading");
+        let (count, values) = reference::compress(&data, axis, &condition, count_dtype);
+        (
+            Self::int_from_data(count, &device),
+            Self::bool_from_data(values, &device),
+        )
+    }
+
     /// The first `rows` rows of an Int tensor of shape `[n, width]` (`rows <= n`): the exact
     /// form of NonZeroCoordinates. The kernels copy raw bits, so every Int dtype works on every
     /// runtime, those it cannot compute with included.
@@ -194,6 +251,27 @@ fn nonzero_on_host<B: Backend>(
     (
         B::int_from_data(count, device),
         B::int_from_data(coordinates, device),
+    )
+}
+
+/// Output metadata of the Compress methods: `[1]` in `count_dtype`, and the input's shape and
+/// dtype with `axis` cut to the condition's length.
+#[cfg(all(feature = "fusion", feature = "cube"))]
+fn compress_metadata(
+    input: &burn::backend::fusion::custom::TensorSpec,
+    condition: &burn::backend::fusion::custom::TensorSpec,
+    axis: &usize,
+    count_dtype: &IntDType,
+) -> (
+    burn::backend::fusion::custom::TensorSpec,
+    burn::backend::fusion::custom::TensorSpec,
+) {
+    use burn::backend::fusion::custom::TensorSpec;
+    let mut shape = input.shape.clone();
+    shape[*axis] = condition.shape.num_elements();
+    (
+        TensorSpec::new([1].into(), (*count_dtype).into()),
+        TensorSpec::new(shape, input.dtype),
     )
 }
 

@@ -2,9 +2,11 @@
 //! runs and the oracle the tests compare the kernels with.
 
 mod bit_count;
+mod compress;
 mod nonzero;
 mod scatter_nd;
 
 pub(crate) use bit_count::bit_count;
+pub(crate) use compress::compress;
 pub(crate) use nonzero::nonzero_coordinates;
 pub(crate) use scatter_nd::{gather_nd, scatter_nd};

@@ -2,10 +2,12 @@
 //! anything reaches a backend.
 
 mod bit_count;
+mod compress;
 mod nonzero;
 mod scatter_nd;
 mod support;
 
 pub use bit_count::BitCountExt;
+pub use compress::{CompressExt, Compressed};
 pub use nonzero::{NonZeroCoordinates, NonZeroExt, NonZeroOptions};
 pub use scatter_nd::{OutOfBounds, Reduction, ScatterNdExt, ScatterNdOptions};

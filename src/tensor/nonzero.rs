@@ -150,7 +150,7 @@ impl_nonzero!(Int, int_nonzero_coordinates);
 impl_nonzero!(Bool, bool_nonzero_coordinates);
 
 /// The largest value `dtype` holds, as i128 so every Int dtype fits.
-fn max_value(dtype: IntDType) -> i128 {
+pub(super) fn max_value(dtype: IntDType) -> i128 {
     match dtype {
         IntDType::I8 => i8::MAX.into(),
         IntDType::I16 => i16::MAX.into(),

@@ -229,5 +229,6 @@ pub fn scatter_options(
     }
 }
 
+pub mod compress;
 pub mod nonzero;
 pub mod scatter;

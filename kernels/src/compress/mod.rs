@@ -1,0 +1,14 @@
+//! Compress: the slices of a tensor along one axis whose condition is true, in ascending order,
+//! then zero padding; ONNX `Compress`, and with a flattened mask `x[mask]`.
+//!
+//! The condition goes through the NonZeroCoordinates compaction (its count, scan and write, see
+//! [`crate::nonzero`]), which lists the selected slices and counts them on the device; one more
+//! launch moves each output slice from where the list says, with zeros past the count. Nothing
+//! reads back to the host, so the output's shape is the input's with the axis cut to the
+//! condition's length, known before anything runs.
+
+mod gather;
+mod launch;
+
+pub use gather::{compress_gather_packed, compress_gather_slices};
+pub use launch::{CompressInput, CompressOutput, CompressShape, launch_compress};

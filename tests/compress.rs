@@ -1,0 +1,328 @@
+//! Compress (`compress`, `compress_axis`) against an independent oracle on Flex (the reference
+//! bodies) and wgpu (the kernels): ONNX's examples, every kind and dtype, ranks 1 to 6 and every
+//! axis, conditions shorter than the axis, all-false, all-true and empty inputs, masks of mixed
+//! density across many tiles, `into_exact`, lazy composition, and every error.
+//!
+//! The oracle walks the output's coordinates and reads each value by index, a different route
+//! from the kernels' listed slices and the reference's byte copies.
+
+mod common;
+
+use burn::tensor::{Bool, DType, Device, Int, Tensor, TensorData};
+use burn_dml_ops::prelude::*;
+use common::compress::*;
+use common::*;
+use proptest::prelude::*;
+
+fn rows(device: &Device) -> Tensor<2, Int> {
+    Tensor::<2, Int>::from_data([[1, 2], [3, 4], [5, 6]], device)
+}
+
+fn condition(values: &[bool], device: &Device) -> Tensor<1, Bool> {
+    Tensor::<1, Bool>::from_data(TensorData::new(values.to_vec(), [values.len()]), device)
+}
+
+#[test]
+fn onnx_examples() {
+    for device in devices_and_default() {
+        // Axis 0, a condition as long as the axis.
+        let out = rows(&device).compress_axis(0, condition(&[false, true, true], &device));
+        assert_eq!(out.values.dims(), [3, 2]);
+        assert_eq!(
+            to_i64(&out.values.clone().into_data()),
+            vec![3, 4, 5, 6, 0, 0]
+        );
+        assert_eq!(to_i64(&out.into_exact().into_data()), vec![3, 4, 5, 6]);
+        // Axis 1 and the same axis counted from the end.
+        for axis in [1, -1] {
+            let out = rows(&device).compress_axis(axis, condition(&[false, true], &device));
+            assert_eq!(out.values.dims(), [3, 2], "axis {axis} on {device:?}");
+            let exact = out.into_exact();
+            assert_eq!(exact.dims(), [3, 1]);
+            assert_eq!(to_i64(&exact.into_data()), vec![2, 4, 6]);
+        }
+        // A condition shorter than the axis discards the slices past its end.
+        let out = rows(&device).compress_axis(0, condition(&[false, true], &device));
+        assert_eq!(out.values.dims(), [2, 2]);
+        assert_eq!(to_i64(&out.count.clone().into_data()), vec![1]);
+        assert_eq!(to_i64(&out.into_exact().into_data()), vec![3, 4]);
+        // The flattened form.
+        let flat = rows(&device).reshape([6]);
+        let keep = condition(&[false, true, true, false, false, true], &device);
+        let exact = flat.compress_axis(0, keep).into_exact();
+        assert_eq!(to_i64(&exact.into_data()), vec![2, 3, 6]);
+    }
+}
+
+#[test]
+fn mask_selects_like_torch_indexing() {
+    for device in devices_and_default() {
+        let x = Tensor::<2>::from_data([[0.5, -1.0, 2.0], [3.0, -4.0, 0.25]], &device);
+        let out = x.clone().compress(x.clone().greater_elem(0.0));
+        assert_eq!(out.values.dims(), [6]);
+        let values = out.values.clone().into_data().try_to_vec::<f32>().unwrap();
+        assert_eq!(values, vec![0.5, 2.0, 3.0, 0.25, 0.0, 0.0], "on {device:?}");
+        // The padding is zero, so a sum over `values` is the sum of the selection.
+        let sum = out
+            .values
+            .clone()
+            .sum()
+            .into_data()
+            .try_to_vec::<f32>()
+            .unwrap()[0];
+        assert_eq!(sum, 5.75);
+        assert_eq!(out.into_exact().dims(), [4]);
+    }
+}
+
+#[test]
+fn float_bits_move_unchanged() {
+    let values = [
+        -0.0f32,
+        f32::NAN,
+        f32::INFINITY,
+        -1e-45,
+        0.0,
+        f32::from_bits(0x7FC0_1234),
+    ];
+    for device in devices() {
+        let x = Tensor::<1>::from_data(TensorData::new(values.to_vec(), [6]), &device);
+        let keep = condition(&[true, true, true, true, false, true], &device);
+        let out = x.compress_axis(0, keep).values.into_data();
+        let bits: Vec<u32> = out
+            .try_to_vec::<f32>()
+            .unwrap()
+            .iter()
+            .map(|v| v.to_bits())
+            .collect();
+        let expected = [values[0], values[1], values[2], values[3], values[5], 0.0];
+        let expected: Vec<u32> = expected.iter().map(|v| v.to_bits()).collect();
+        assert_eq!(bits[..5], expected[..5], "on {device:?}");
+        assert_eq!(bits[5], 0, "the padding is +0.0 on {device:?}");
+    }
+}
+
+#[test]
+fn every_dtype_and_kind() {
+    let dtypes = FLOAT_DTYPES
+        .into_iter()
+        .chain(INT_DTYPES)
+        .chain([DType::Bool(burn::tensor::BoolStore::Native)]);
+    for device in devices() {
+        for dtype in dtypes.clone() {
+            let case = format!("compress of {dtype:?}");
+            if dtype != DType::Bool(burn::tensor::BoolStore::Native)
+                && !holds(&device, dtype, &case)
+            {
+                continue;
+            }
+            // Inner slices of 1, 3 and 4 elements: packed, odd and whole-word moves.
+            for shape in [[7, 1], [5, 3], [6, 4]] {
+                let data = values_of(dtype, &shape, 3);
+                let keep = flags_with_density(shape[0], 0.5, 11);
+                assert_axis_matches(&data, 0, &keep, &device);
+                let mask = flags_with_density(shape[0] * shape[1], 0.4, 5);
+                assert_mask_matches(&data, &mask, &device);
+            }
+        }
+    }
+}
+
+#[test]
+fn all_false_all_true_and_empty() {
+    for device in devices() {
+        let data = values_of(DType::F32, &[4, 5, 3], 1);
+        for axis in 0..3 {
+            let len = data.shape()[axis];
+            assert_axis_matches(&data, axis as isize, &vec![false; len], &device);
+            assert_axis_matches(&data, axis as isize, &vec![true; len], &device);
+            assert_axis_matches(&data, axis as isize, &[], &device);
+        }
+        assert_mask_matches(&data, &[false; 60], &device);
+        assert_mask_matches(&data, &[true; 60], &device);
+        // Empty inputs: an empty axis, an empty slice, an empty mask.
+        for shape in [vec![0, 3], vec![3, 0], vec![2, 0, 4]] {
+            let data = TensorData::new(Vec::<f32>::new(), shape.clone());
+            assert_axis_matches(&data, 0, &vec![true; shape[0]], &device);
+            assert_mask_matches(&data, &[], &device);
+        }
+        let out =
+            Tensor::<2, Int>::empty([0, 3], &device).compress_axis(0, condition(&[], &device));
+        assert_eq!(out.clone().into_exact().dims(), [0, 3]);
+        let out = rows(&device).compress_axis(1, condition(&[false, false], &device));
+        assert_eq!(out.into_exact().dims(), [3, 0]);
+    }
+}
+
+#[test]
+fn mixed_density_masks_across_many_tiles() {
+    // Runs of every density, so that tiles are empty, full, dense and sparse in one call.
+    let len = 300_007;
+    let mut mask = Vec::with_capacity(len);
+    for (run, density) in [0.0, 1.0, 0.5, 0.01, 0.3, 0.0, 0.9]
+        .iter()
+        .cycle()
+        .enumerate()
+    {
+        if mask.len() >= len {
+            break;
+        }
+        let take = (5_000 + run * 3_331).min(len - mask.len());
+        mask.extend(flags_with_density(take, *density, run as u64 + 1));
+    }
+    let data = TensorData::new((0..len as i32).collect::<Vec<_>>(), [len]);
+    for device in devices() {
+        assert_mask_matches(&data, &mask, &device);
+    }
+    // Rows of 64 by a condition of mixed density.
+    let condition = flags_with_density(4_099, 0.3, 9);
+    let data = values_of(DType::F32, &[4_099, 64], 2);
+    for device in devices() {
+        assert_axis_matches(&data, 0, &condition, &device);
+    }
+}
+
+#[test]
+fn lazy_composition_on_the_default_device() {
+    let Some(device) = default_device() else {
+        return;
+    };
+    let x = Tensor::<2>::from_data([[1.0, -2.0, 3.0], [-4.0, 5.0, -6.0]], &device);
+    // Compress inside an elementwise graph: nothing in between reads back.
+    let out = (x.clone() * 2.0).compress(x.clone().lower_elem(0.0));
+    let total = (out.values.abs() + 1.0).sum();
+    assert_eq!(total.into_data().try_to_vec::<f32>().unwrap(), vec![30.0]);
+}
+
+#[test]
+fn errors_name_the_shapes() {
+    for device in devices() {
+        let x = Tensor::<2>::zeros([3, 4], &device);
+        let err = x
+            .clone()
+            .try_compress(Tensor::<2, Bool>::empty([4, 3], &device))
+            .unwrap_err();
+        let message = err.to_string();
+        assert!(
+            message.starts_with("Compress: the mask has shape [4, 3]"),
+            "{message}"
+        );
+        assert!(message.contains("[3, 4]"), "{message}");
+        let err = x
+            .clone()
+            .try_compress_axis(1, condition(&[true; 5], &device))
+            .unwrap_err();
+        assert!(err.to_string().contains("5 elements but axis 1"), "{err}");
+        for axis in [2, -3] {
+            let err = x
+                .clone()
+                .try_compress_axis(axis, condition(&[true], &device))
+                .unwrap_err();
+            assert!(
+                err.to_string()
+                    .contains(&format!("axis {axis} is out of range")),
+                "{err}"
+            );
+        }
+        assert!(matches!(err, DmlOpsError::InvalidArgument { .. }));
+    }
+    if let Some(gpu) = gpu() {
+        let x = Tensor::<1>::zeros([3], &flex());
+        let err = x
+            .clone()
+            .try_compress_axis(0, condition(&[true], &gpu))
+            .unwrap_err();
+        assert!(err.to_string().contains("different devices"), "{err}");
+        let err = x
+            .try_compress(Tensor::<1, Bool>::empty([3], &gpu))
+            .unwrap_err();
+        assert!(err.to_string().contains("different devices"), "{err}");
+    }
+}
+
+#[test]
+#[should_panic(expected = "Compress: the condition has 4 elements but axis 0")]
+fn plain_forms_panic_with_the_message() {
+    let device = flex();
+    let _ = rows(&device).compress_axis(0, condition(&[true; 4], &device));
+}
+
+/// A shape of rank 1 to 6 (dimensions 0 to 6), an axis, a condition length up to the axis's,
+/// a density, a seed and a dtype.
+fn case_strategy() -> impl Strategy<Value = (Vec<usize>, isize, usize, f64, u64, DType)> {
+    let dtypes = prop::sample::select(vec![
+        DType::F32,
+        DType::F16,
+        DType::I32,
+        DType::I64,
+        DType::U8,
+        DType::I16,
+        DType::Bool(burn::tensor::BoolStore::Native),
+    ]);
+    let index = any::<prop::sample::Index>;
+    (
+        prop::collection::vec(0usize..=6, 1..=6),
+        index(),
+        index(),
+        any::<bool>(),
+    )
+        .prop_flat_map(move |(shape, axis, length, shorter)| {
+            let rank = shape.len();
+            let axis = axis.index(2 * rank) as isize - rank as isize;
+            let resolved = if axis < 0 {
+                (rank as isize + axis) as usize
+            } else {
+                axis as usize
+            };
+            // Half the cases shorten the condition (to any length up to the axis's).
+            let len = shape[resolved];
+            let slices = if shorter { length.index(len + 1) } else { len };
+            (
+                Just(shape),
+                Just(axis),
+                Just(slices),
+                prop::sample::select(vec![0.0, 0.1, 0.5, 0.9, 1.0]),
+                any::<u64>(),
+                dtypes.clone(),
+            )
+        })
+}
+
+fn check_random(device: &Device, case: (Vec<usize>, isize, usize, f64, u64, DType)) {
+    let (shape, axis, slices, density, seed, dtype) = case;
+    if dtype != DType::Bool(burn::tensor::BoolStore::Native)
+        && !holds(device, dtype, "a random compress")
+    {
+        return;
+    }
+    let data = values_of(dtype, &shape, seed);
+    assert_axis_matches(
+        &data,
+        axis,
+        &flags_with_density(slices, density, seed),
+        device,
+    );
+    let numel = shape.iter().product();
+    assert_mask_matches(&data, &flags_with_density(numel, density, seed ^ 7), device);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    /// Flex (the reference bodies) against the oracle.
+    #[test]
+    fn flex_matches_the_oracle(case in case_strategy()) {
+        check_random(&flex(), case);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// The kernels on wgpu against the same oracle.
+    #[test]
+    fn wgpu_matches_the_oracle(case in case_strategy()) {
+        let Some(device) = gpu() else { return Ok(()) };
+        check_random(&device, case);
+    }
+}
