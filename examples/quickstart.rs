@@ -5,7 +5,7 @@
 
 mod common;
 
-use burn::tensor::{Float, Int, IntDType, Tensor, TensorData};
+use burn::tensor::{Bool, Float, Int, IntDType, Tensor, TensorData};
 use burn_dml_ops::prelude::*;
 
 fn main() {
@@ -93,4 +93,22 @@ fn main() {
         Ok(output) => println!("  unexpected output {}", output.into_data()),
         Err(err) => println!("  error: {err}"),
     }
+
+    // Compress: ONNX's example along an axis, and torch's `x[mask]`.
+    let x = Tensor::<2, Int>::from_data([[1, 2], [3, 4], [5, 6]], &device);
+    let keep = Tensor::<1, Bool>::from_data([false, true, true], &device);
+    println!("\nCompress of [[1, 2], [3, 4], [5, 6]] along axis 0 by [false, true, true]");
+    let rows = x.compress_axis(0, keep);
+    println!(
+        "  padded, no host sync (expected [[3, 4], [5, 6], [0, 0]]): {}",
+        rows.values.clone().into_data()
+    );
+    println!(
+        "  exact (expected [[3, 4], [5, 6]]): {}",
+        rows.into_exact().into_data()
+    );
+    let scores = Tensor::<1, Float>::from_data([0.9, 0.1, 0.4, 0.7], &device);
+    println!("Compress of [0.9, 0.1, 0.4, 0.7] where > 0.5  (expected [0.9, 0.7])");
+    let kept = scores.clone().compress(scores.greater_elem(0.5));
+    println!("  {}", kept.into_exact().into_data());
 }

@@ -7,7 +7,7 @@
 
 mod common;
 
-use burn::tensor::{Device, Int, Tensor, TensorData};
+use burn::tensor::{Bool, Device, Int, Tensor, TensorData};
 use burn_dml_ops::prelude::*;
 use common::*;
 
@@ -105,12 +105,33 @@ fn cases(device: &Device) -> Vec<(&'static str, Output, Output)> {
         (
             "NonZeroCoordinates (Float)",
             Output::Ints(vec![2]),
-            ints(float_input.nonzero_coordinates().count.into_data()),
+            ints(float_input.clone().nonzero_coordinates().count.into_data()),
         ),
         (
             "ScatterND (Assign)",
             Output::Floats(vec![1.0, 11.0, 3.0, 10.0, 9.0, 6.0, 7.0, 12.0]),
-            floats(line.scatter_nd_update(tuples, rows).into_data()),
+            floats(line.clone().scatter_nd_update(tuples, rows).into_data()),
+        ),
+        (
+            "Compress (mask)",
+            Output::Floats(vec![1.0, 0.5, 0.0, 0.0]),
+            floats(
+                float_input
+                    .clone()
+                    .compress(float_input.clone().not_equal_elem(0.0))
+                    .values
+                    .into_data(),
+            ),
+        ),
+        (
+            "Compress (axis, exact)",
+            Output::Floats(vec![2.0, 4.0, 6.0, 8.0]),
+            floats(
+                line.reshape([4, 2])
+                    .compress_axis(-1, Tensor::<1, Bool>::from_data([false, true], device))
+                    .into_exact()
+                    .into_data(),
+            ),
         ),
         (
             "ScatterND (Add, Int)",

@@ -78,20 +78,36 @@ fn run(
 }
 
 fn check(client: &Client, elem: ElemType, shape: CompressShape, density: u8, seed: u64) {
+    let small = CompactionPlan {
+        cube_size: 32,
+        per_unit: 2,
+        ..CompactionPlan::new(CubeScan::Shared)
+    };
+    check_plans(
+        client,
+        elem,
+        shape,
+        density,
+        seed,
+        &[CompactionPlan::for_client(client), small],
+    );
+}
+
+fn check_plans(
+    client: &Client,
+    elem: ElemType,
+    shape: CompressShape,
+    density: u8,
+    seed: u64,
+    plans: &[CompactionPlan],
+) {
     let width = elem.size();
     let data = bytes(shape.outer * shape.axis_len * shape.inner * width, seed);
     let condition: Vec<u8> = bytes(shape.slices, seed ^ 3)
         .into_iter()
         .map(|b| u8::from(b < density))
         .collect();
-    for plan in [
-        CompactionPlan::for_client(client),
-        CompactionPlan {
-            cube_size: 32,
-            per_unit: 2,
-            ..CompactionPlan::new(CubeScan::Shared)
-        },
-    ] {
+    for &plan in plans {
         let (count, out) = run(client, &data, elem, &condition, shape, plan)
             .unwrap_or_else(|err| panic!("{elem:?} {shape:?}: {err}"));
         let (expected_count, expected) = oracle(&data, width, shape, &condition);
@@ -124,12 +140,13 @@ fn every_width_and_slice_length() {
     ]);
     for elem in elems {
         // Which way the values move: typed where the runtime binds the type (or its unsigned
-        // twin), else words or packed words by the slice's bytes.
+        // twin), else words or packed words by the slice's bytes. Elements of a bound width
+        // (`inner` 1, one outer index) go through the compaction's own write instead.
         let typed = binds(&client, elem);
         for inner in [1, 2, 3, 4, 5, 8] {
             let whole_words = (inner * elem.size()).is_multiple_of(4);
             let path = match (typed, whole_words) {
-                (true, _) => "typed",
+                (true, _) => "typed, and the compaction's write for elements",
                 (false, true) => "words",
                 (false, false) => "packed",
             };
@@ -137,6 +154,28 @@ fn every_width_and_slice_length() {
             check(&client, elem, shape(3, 9, inner, 7), 128, inner as u64);
             check(&client, elem, shape(1, 1_000, inner, 1_000), 40, 7);
         }
+    }
+}
+
+/// Elements (one outer index, slices of one) go through the compaction's write, which stores
+/// the selected values: every plan, the plane layouts included where they run, at densities
+/// that make tiles empty, very sparse, sparse, dense and full.
+#[test]
+fn elements_through_every_plan() {
+    let Some(client) = client() else { return };
+    let plans = common::nonzero::plans();
+    for elem in [
+        I32,
+        ElemType::UInt(UIntKind::U64),
+        ElemType::UInt(UIntKind::U8),
+    ] {
+        if !binds(&client, elem) {
+            eprintln!("{elem:?}: the runtime cannot bind it, so it moves as words");
+        }
+        for density in [0, 8, 40, 128, 255] {
+            check_plans(&client, elem, shape(1, 5_003, 1, 5_003), density, 9, &plans);
+        }
+        check_plans(&client, elem, shape(1, 5_003, 1, 4_000), 128, 2, &plans);
     }
 }
 

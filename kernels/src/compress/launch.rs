@@ -10,7 +10,8 @@ use crate::launch::{
     vector_size_for,
 };
 use crate::nonzero::{
-    CompactionInput, CompactionOutput, CompactionPlan, NonZeroPredicate, launch_nonzero_coordinates,
+    CompactionInput, CompactionOutput, CompactionPlan, CompactionStages, NonZeroPredicate,
+    launch_nonzero_coordinates,
 };
 use crate::{KernelError, StorageWidth};
 
@@ -74,9 +75,12 @@ enum Moves {
 /// their number into `output.count[0]`. Nothing is read back to the host.
 ///
 /// The condition goes through the NonZeroCoordinates compaction laid out by `plan`
-/// ([`CompactionPlan::for_len`] of `slices` chooses for the runtime), which lists the selected
-/// slices in scratch; one more launch writes every output slice, coalesced along the slice with
-/// the widest vectors that divide it. Values of a type the runtime
+/// ([`CompactionPlan::for_len`] of `slices` chooses for the runtime). For elements
+/// (`outer == inner == 1`, a mask over the whole input) of a width the runtime binds, the
+/// compaction's write stores the selected elements themselves and the zero padding: the values
+/// are read once, where selected, and nothing else is written. Otherwise it lists the selected
+/// slices in scratch, and one more launch writes every output slice, coalesced along the slice
+/// with the widest vectors that divide it. Values of a type the runtime
 /// [cannot bind](crate#types-the-runtime-cannot-bind) move as the 32-bit words that hold them,
 /// which needs their handles to start on a 4-byte boundary.
 ///
@@ -156,6 +160,35 @@ pub fn launch_compress(
             }
         }
     };
+
+    // Elements (a mask over the whole input) of a width the runtime binds: the compaction's
+    // write takes the selected elements straight from the input, so nothing goes through a
+    // list.
+    let unsigned = StorageWidth::from_bytes(bytes).map(StorageWidth::unsigned);
+    if let Some(unsigned) = unsigned.filter(|&u| outer == 1 && inner == 1 && can_bind(client, u)) {
+        let stages = CompactionStages::gathering(
+            client,
+            &CompactionInput {
+                handle: input.condition.clone(),
+                width: input.condition_width,
+                predicate: NonZeroPredicate::AnyBit,
+                dims: &[slices],
+            },
+            &CompactionOutput {
+                count: output.count.clone(),
+                coordinates: output.values.clone(),
+                elem: unsigned,
+                fill: Some(0),
+            },
+            output.count_elem,
+            input.values.clone(),
+            plan,
+        )?;
+        stages.count();
+        stages.offsets();
+        stages.rows();
+        return Ok(());
+    }
 
     // The selected slices' indices and their number, as u32 scratch.
     let selected = client.empty(slices.max(1) * size_of::<u32>());

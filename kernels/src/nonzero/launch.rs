@@ -11,7 +11,8 @@ use super::scan::nonzero_scan_tiles;
 use super::tile::TileShape;
 use super::write::nonzero_write_coordinates;
 use crate::launch::{
-    can_bind, elementwise_geometry, require_len, require_word_aligned, vector_size_for,
+    can_bind, elementwise_geometry, require_binding, require_len, require_word_aligned,
+    vector_size_for,
 };
 use crate::{KernelError, StorageWidth};
 
@@ -97,7 +98,13 @@ pub struct CompactionStages {
     count: Handle,
     coordinates: Handle,
     output_elem: ElemType,
+    /// The type the scan writes the count in.
+    count_elem: ElemType,
     fill: Option<i64>,
+    /// With [`gathering`](Self::gathering), the elements the rows take (a compress); else a
+    /// scratch word the write kernel binds and never reads.
+    values: Handle,
+    gather: bool,
     plan: CompactionPlan,
     len: usize,
     /// Input lanes per vector (the kernel's vector size).
@@ -186,10 +193,49 @@ impl CompactionStages {
         output: &CompactionOutput,
         plan: CompactionPlan,
     ) -> Result<Self, KernelError> {
+        Self::build(client, input, output, output.elem, None, plan)
+    }
+
+    /// A compaction whose rows are the selected elements of `values` rather than their
+    /// coordinates: row `i < count` of `output.coordinates` gets the element of `values` at the
+    /// `i`-th set flag of the one-dimensional `input`, the other rows `output.fill`, and the
+    /// count goes into `output.count` as `count_elem`. Compress's path for elements: the
+    /// values are read once, where selected, and written once. Both `output.elem` (the values'
+    /// type) and `count_elem` must be integer types the runtime binds.
+    pub(crate) fn gathering(
+        client: &Client,
+        input: &CompactionInput<'_>,
+        output: &CompactionOutput,
+        count_elem: ElemType,
+        values: Handle,
+        plan: CompactionPlan,
+    ) -> Result<Self, KernelError> {
+        for (elem, role) in [(output.elem, "values"), (count_elem, "count")] {
+            require_binding(client, elem, role)?;
+        }
+        require_len(
+            &values,
+            input.dims.iter().product(),
+            output.elem.size(),
+            "values",
+        )?;
+        Self::build(client, input, output, count_elem, Some(values), plan)
+    }
+
+    fn build(
+        client: &Client,
+        input: &CompactionInput<'_>,
+        output: &CompactionOutput,
+        count_elem: ElemType,
+        values: Option<Handle>,
+        plan: CompactionPlan,
+    ) -> Result<Self, KernelError> {
         plan.check(client)?;
         let output_elem = output.elem;
-        if !matches!(output_elem, ElemType::Int(_) | ElemType::UInt(_)) {
-            return Err(KernelError::NotAnInteger { elem: output_elem });
+        for elem in [output_elem, count_elem] {
+            if !matches!(elem, ElemType::Int(_) | ElemType::UInt(_)) {
+                return Err(KernelError::NotAnInteger { elem });
+            }
         }
         let (dims, input_width) = (input.dims, input.width);
         let width = dims.len();
@@ -220,7 +266,7 @@ impl CompactionStages {
         if !typed {
             require_word_aligned(&input.handle, "input")?;
         }
-        require_len(&output.count, 1, output_elem.size(), "count")?;
+        require_len(&output.count, 1, count_elem.size(), "count")?;
         require_len(
             &output.coordinates,
             elements,
@@ -247,16 +293,18 @@ impl CompactionStages {
                 fill: output.fill,
             })
         };
-        let (count, coordinates, kernel_output_elem, fill) = match output_words {
+        let (count, coordinates, kernel_output_elem, kernel_count_elem, fill) = match output_words {
             None => (
                 output.count.clone(),
                 output.coordinates.clone(),
                 output_elem,
+                count_elem,
                 output.fill,
             ),
             Some(_) => (
                 client.empty(size_of::<u32>()),
                 client.empty(elements.max(1) * size_of::<u32>()),
+                ElemType::UInt(UIntKind::U32),
                 ElemType::UInt(UIntKind::U32),
                 None,
             ),
@@ -301,7 +349,10 @@ impl CompactionStages {
             count,
             coordinates,
             output_elem: kernel_output_elem,
+            count_elem: kernel_count_elem,
             fill,
+            gather: values.is_some(),
+            values: values.unwrap_or_else(|| client.empty(size_of::<u64>())),
             plan,
             len,
             vector,
@@ -406,7 +457,7 @@ impl CompactionStages {
                 tiles.div_ceil(shape.cube_size),
                 shape.cube_size,
                 shape.planes,
-                self.output_elem,
+                self.count_elem,
             );
         }
     }
@@ -431,7 +482,9 @@ impl CompactionStages {
         }
         let dims: SequenceArg<u32> = self.dims.iter().copied().collect();
         let elements = self.len * self.dims.len();
-        // SAFETY: the kernel reads the mask and offsets below the lengths `new` allocated;
+        let values_len = if self.gather { self.len } else { 1 };
+        // SAFETY: the kernel reads the mask and offsets below the lengths `new` allocated, and
+        // `values` only below its length (`gathering` checked `len` elements);
         // every coordinate store checks its row against `len` and the padding stores stop at
         // `len * width`, so no scan result can send a store outside `coordinates`.
         unsafe {
@@ -443,6 +496,7 @@ impl CompactionStages {
                 BufferArg::from_raw_parts(self.mask.clone(), mask_len),
                 BufferArg::from_raw_parts(self.tile_offsets.clone(), tiles + 1),
                 BufferArg::from_raw_parts(self.coordinates.clone(), elements),
+                BufferArg::from_raw_parts(self.values.clone(), values_len),
                 dims,
                 InputScalar::new(self.fill.unwrap_or(0), self.output_elem),
                 self.vectors(),
@@ -450,6 +504,7 @@ impl CompactionStages {
                 self.len,
                 shape,
                 self.fill.is_some(),
+                self.gather,
                 self.output_elem,
             );
         }

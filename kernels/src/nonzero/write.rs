@@ -22,6 +22,7 @@ pub fn nonzero_write_coordinates<O: Int>(
     mask: &[u32],
     tile_offsets: &[u32],
     coordinates: &mut [O],
+    values: &[O],
     dims: Sequence<u32>,
     fill: InputScalar,
     vectors: usize,
@@ -29,6 +30,7 @@ pub fn nonzero_write_coordinates<O: Int>(
     rows: usize,
     #[comptime] shape: TileShape,
     #[comptime] has_fill: bool,
+    #[comptime] gather: bool,
     #[define(O)] _output_type: ElemType,
 ) {
     let width = comptime!(dims.len());
@@ -39,9 +41,27 @@ pub fn nonzero_write_coordinates<O: Int>(
         rows,
     };
     if comptime!(shape.planes) {
-        write_tile_planes::<O>(mask, tile_offsets, coordinates, &dims, &layout, shape);
+        write_tile_planes::<O>(
+            mask,
+            tile_offsets,
+            coordinates,
+            values,
+            &dims,
+            &layout,
+            shape,
+            gather,
+        );
     } else {
-        write_tile_runs::<O>(mask, tile_offsets, coordinates, &dims, &layout, shape);
+        write_tile_runs::<O>(
+            mask,
+            tile_offsets,
+            coordinates,
+            values,
+            &dims,
+            &layout,
+            shape,
+            gather,
+        );
     }
     if comptime!(has_fill) && layout.tile < tiles {
         let fill = fill.get::<O>();
@@ -84,6 +104,21 @@ fn step_to_next(coords: &mut Array<u32>, dims: &Sequence<u32>, #[comptime] width
     }
 }
 
+/// What the row of element `flat` holds when the rows are one column wide: the element's
+/// index, or with `gather` the element itself from `values` (a compress). The check keeps the
+/// load inside `values` whatever the mask holds.
+#[cube]
+pub(super) fn element_row<O: Int>(values: &[O], flat: usize, #[comptime] gather: bool) -> O {
+    let mut value = O::cast_from(flat);
+    if comptime!(gather) {
+        value = O::from_int(0);
+        if flat < values.len() {
+            value = values[flat];
+        }
+    }
+    value
+}
+
 /// Stores the `width` coordinates `coords` as row `row` of `coordinates`.
 #[cube]
 pub(super) fn store_row<O: Int>(
@@ -111,12 +146,14 @@ pub(super) fn store_row<O: Int>(
 #[cube]
 fn write_run_rows<O: Int>(
     coordinates: &mut [O],
+    values: &[O],
     run: &Array<u32>,
     first: usize,
     row: usize,
     rows: usize,
     dims: &Sequence<u32>,
     #[comptime] words: usize,
+    #[comptime] gather: bool,
 ) {
     let width = comptime!(dims.len());
     let mut coords = unravel(u32::cast_from(first), dims, width);
@@ -129,7 +166,7 @@ fn write_run_rows<O: Int>(
             let position = comptime!((m * 32) as u32) + remaining.trailing_zeros();
             if next < rows {
                 if comptime!(width == 1) {
-                    coordinates[next] = O::cast_from(first + position as usize);
+                    coordinates[next] = element_row::<O>(values, first + position as usize, gather);
                 } else {
                     while at < position {
                         step_to_next(&mut coords, dims, width);
@@ -179,16 +216,28 @@ fn fill_tile_padding<O: Int>(
 #[cube]
 pub(super) fn write_step_rows<O: Int>(
     coordinates: &mut [O],
+    values: &[O],
     bits: u32,
     first: usize,
     row: usize,
     rows: usize,
     dims: &Sequence<u32>,
+    #[comptime] gather: bool,
 ) {
     if bits != 0 {
         let mut run = Array::<u32>::new(1usize);
         run[0] = bits;
-        write_run_rows::<O>(coordinates, &run, first, row, rows, dims, 1usize);
+        write_run_rows::<O>(
+            coordinates,
+            values,
+            &run,
+            first,
+            row,
+            rows,
+            dims,
+            1usize,
+            gather,
+        );
     }
 }
 
@@ -204,9 +253,11 @@ fn write_tile_runs<O: Int>(
     mask: &[u32],
     tile_offsets: &[u32],
     coordinates: &mut [O],
+    values: &[O],
     dims: &Sequence<u32>,
     layout: &TileLayout,
     #[comptime] shape: TileShape,
+    #[comptime] gather: bool,
 ) {
     let cube_size = comptime!(shape.cube_size);
     let words = comptime!(shape.words);
@@ -229,12 +280,14 @@ fn write_tile_runs<O: Int>(
         let first_vector = (tile * cube_size + slot) * comptime!(shape.per_unit);
         write_run_rows::<O>(
             coordinates,
+            values,
             &run,
             first_vector * comptime!(shape.lanes),
             row,
             layout.rows,
             dims,
             words,
+            gather,
         );
     }
 }

@@ -6,7 +6,7 @@ use cubecl::prelude::*;
 
 use super::scan::{plane_geometry, planes_before};
 use super::tile::{TileLayout, TileShape, tile_bits};
-use super::write::{store_row, unravel, write_step_rows};
+use super::write::{element_row, store_row, unravel, write_step_rows};
 
 /// The write where the runtime has planes: each plane takes a contiguous run of the tile in
 /// [`PlaneSteps`], reads the units' bits from the mask and finds their rows with plane scans,
@@ -28,9 +28,11 @@ pub(super) fn write_tile_planes<O: Int>(
     mask: &[u32],
     tile_offsets: &[u32],
     coordinates: &mut [O],
+    values: &[O],
     dims: &Sequence<u32>,
     layout: &TileLayout,
     #[comptime] shape: TileShape,
+    #[comptime] gather: bool,
 ) {
     let cube_size = comptime!(shape.cube_size);
     let per_unit = comptime!(shape.per_unit);
@@ -77,15 +79,42 @@ pub(super) fn write_tile_planes<O: Int>(
     // Rows before this plane's first: the tile's offset, then the planes before this one.
     let row = (tile_offset + planes_before(plane_sum(total), cube_size)) as usize;
     if very_sparse {
-        steps.write::<O>(&very_sparse_bits, coordinates, row, dims, wide_group, shape);
+        steps.write::<O>(
+            &very_sparse_bits,
+            coordinates,
+            values,
+            row,
+            dims,
+            wide_group,
+            shape,
+            gather,
+        );
     } else if sparse {
-        steps.write::<O>(&sparse_bits, coordinates, row, dims, group, shape);
+        steps.write::<O>(
+            &sparse_bits,
+            coordinates,
+            values,
+            row,
+            dims,
+            group,
+            shape,
+            gather,
+        );
     } else if geometry.units == PLANE_DIM {
         // A full plane (the same answer in every unit of the plane) numbers its units as the
         // hardware does, which the ballots need.
-        steps.write_ballots::<O>(&dense_bits, coordinates, row, dims, shape);
+        steps.write_ballots::<O>(&dense_bits, coordinates, values, row, dims, shape, gather);
     } else {
-        steps.write::<O>(&dense_bits, coordinates, row, dims, 1usize, shape);
+        steps.write::<O>(
+            &dense_bits,
+            coordinates,
+            values,
+            row,
+            dims,
+            1usize,
+            shape,
+            gather,
+        );
     }
 }
 
@@ -158,10 +187,12 @@ impl PlaneSteps {
         &self,
         bits: &Array<u32>,
         coordinates: &mut [O],
+        values: &[O],
         row: usize,
         dims: &Sequence<u32>,
         #[comptime] group: usize,
         #[comptime] shape: TileShape,
+        #[comptime] gather: bool,
     ) {
         let per_unit = comptime!(shape.per_unit);
         let lanes = comptime!(shape.lanes);
@@ -180,22 +211,26 @@ impl PlaneSteps {
             let q = self.vector(step, group, per_unit);
             write_step_rows::<O>(
                 coordinates,
+                values,
                 bits[step],
                 (self.first_vector + q) * lanes,
                 row + (before & 0xFFFF) as usize,
                 rows,
                 dims,
+                gather,
             );
             row += (in_rows & 0xFFFF) as usize;
             if comptime!(step + 1 < steps) {
                 let q = self.vector(step + 1, group, per_unit);
                 write_step_rows::<O>(
                     coordinates,
+                    values,
                     bits[step + 1],
                     (self.first_vector + q) * lanes,
                     row + (before >> 16) as usize,
                     rows,
                     dims,
+                    gather,
                 );
                 row += (in_rows >> 16) as usize;
             }
@@ -219,9 +254,11 @@ impl PlaneSteps {
         &self,
         bits: &Array<u32>,
         coordinates: &mut [O],
+        values: &[O],
         row: usize,
         dims: &Sequence<u32>,
         #[comptime] shape: TileShape,
+        #[comptime] gather: bool,
     ) {
         let width = comptime!(dims.len());
         let per_unit = comptime!(shape.per_unit);
@@ -244,7 +281,7 @@ impl PlaneSteps {
                 if set && at < rows {
                     let flat = first + element as usize;
                     if comptime!(width == 1) {
-                        coordinates[at] = O::cast_from(flat);
+                        coordinates[at] = element_row::<O>(values, flat, gather);
                     } else {
                         let coords = unravel(u32::cast_from(flat), dims, width);
                         store_row::<O>(coordinates, at, &coords, width);
