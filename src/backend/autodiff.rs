@@ -41,24 +41,18 @@ impl<B: DmlOps, C: CheckpointStrategy> DmlOps for Autodiff<B, C> {
             .prepare::<C>([input.node()])
             .compute_bound()
             .stateful();
-        let input_shape = input.primitive().shape();
-        match prep {
-            OpsKind::Tracked(prep) => {
-                let state = CompressState {
-                    condition: condition.clone(),
-                    axis,
-                    input_shape,
-                };
-                let (count, values) =
-                    B::float_compress(input.into_primitive(), condition, axis, count_dtype);
-                (count, prep.finish(state, values))
-            }
-            OpsKind::UnTracked(prep) => {
-                let (count, values) =
-                    B::float_compress(input.into_primitive(), condition, axis, count_dtype);
-                (count, prep.finish(values))
-            }
-        }
+        let state = CompressState {
+            condition: condition.clone(),
+            axis,
+            input_shape: input.primitive().shape(),
+        };
+        let (count, values) =
+            B::float_compress(input.into_primitive(), condition, axis, count_dtype);
+        let values = match prep {
+            OpsKind::Tracked(prep) => prep.finish(state, values),
+            OpsKind::UnTracked(prep) => prep.finish(values),
+        };
+        (count, values)
     }
 
     fn int_compress(

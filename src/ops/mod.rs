@@ -108,12 +108,8 @@ pub trait DmlOps: Backend {
     ) -> (IntTensor<Self>, FloatTensor<Self>) {
         let device = input.device();
         let data = read_sync(Self::float_into_data(input)).expect("Compress: reading the input");
-        let condition = read_sync(Self::bool_into_data(condition)).expect("Compress: reading");
-        let (count, values) = reference::compress(&data, axis, &condition, count_dtype);
-        (
-            Self::int_from_data(count, &device),
-            Self::float_from_data(values, &device),
-        )
+        let (count, values) = compress_on_host::<Self>(&data, condition, axis, count_dtype);
+        (count, Self::float_from_data(values, &device))
     }
 
     /// [`float_compress`](Self::float_compress) for Int tensors.
@@ -126,12 +122,8 @@ pub trait DmlOps: Backend {
     ) -> (IntTensor<Self>, IntTensor<Self>) {
         let device = input.device();
         let data = read_sync(Self::int_into_data(input)).expect("Compress: reading the input");
-        let condition = read_sync(Self::bool_into_data(condition)).expect("Compress: reading");
-        let (count, values) = reference::compress(&data, axis, &condition, count_dtype);
-        (
-            Self::int_from_data(count, &device),
-            Self::int_from_data(values, &device),
-        )
+        let (count, values) = compress_on_host::<Self>(&data, condition, axis, count_dtype);
+        (count, Self::int_from_data(values, &device))
     }
 
     /// [`float_compress`](Self::float_compress) for Bool tensors (padding is false).
@@ -144,12 +136,8 @@ pub trait DmlOps: Backend {
     ) -> (IntTensor<Self>, BoolTensor<Self>) {
         let device = input.device();
         let data = read_sync(Self::bool_into_data(input)).expect("Compress: reading the input");
-        let condition = read_sync(Self::bool_into_data(condition)).expect("Compress: reading");
-        let (count, values) = reference::compress(&data, axis, &condition, count_dtype);
-        (
-            Self::int_from_data(count, &device),
-            Self::bool_from_data(values, &device),
-        )
+        let (count, values) = compress_on_host::<Self>(&data, condition, axis, count_dtype);
+        (count, Self::bool_from_data(values, &device))
     }
 
     /// The first `rows` rows of an Int tensor of shape `[n, width]` (`rows <= n`): the exact
@@ -252,6 +240,20 @@ fn nonzero_on_host<B: Backend>(
         B::int_from_data(count, device),
         B::int_from_data(coordinates, device),
     )
+}
+
+/// The Compress reference on host data: the count uploaded to the input's device, the values
+/// left on the host for the caller to upload as their kind.
+fn compress_on_host<B: Backend>(
+    data: &TensorData,
+    condition: BoolTensor<B>,
+    axis: usize,
+    count_dtype: IntDType,
+) -> (IntTensor<B>, TensorData) {
+    let device = condition.device();
+    let condition = read_sync(B::bool_into_data(condition)).expect("Compress: reading");
+    let (count, values) = reference::compress(data, axis, &condition, count_dtype);
+    (B::int_from_data(count, &device), values)
 }
 
 /// Output metadata of the Compress methods: `[1]` in `count_dtype`, and the input's shape and

@@ -15,11 +15,17 @@ fn source_of(
     slices: usize,
     inner: usize,
     end: usize,
+    #[comptime] single_outer: bool,
 ) -> usize {
     let i = position % inner;
     let rest = position / inner;
-    let r = rest % slices;
-    let o = rest / slices;
+    // Divisions are dear on CPU drivers, which run them one lane at a time: one outer index
+    // (elements, a leading axis) needs none of the second pair.
+    let (r, o) = if comptime!(single_outer) {
+        (rest, 0usize)
+    } else {
+        (rest % slices, rest / slices)
+    };
     let mut source = end;
     if (r as u32) < count {
         let s = selected[r] as usize;
@@ -34,7 +40,8 @@ fn source_of(
 
 /// Unit `p` writes output vector `p` of `units` (an output `[outer, slices, inner]` in vectors
 /// of `N` elements, `inner` counting vectors): the input's vector at the listed slice, or zeros
-/// past `count[0]`. Unit 0 also stores the count in the count's own type.
+/// past `count[0]`. Unit 0 also stores the count in the count's own type. `single_outer` says
+/// that `outer` is 1.
 #[cube(launch_unchecked, address_type = "dynamic")]
 pub fn compress_gather_slices<T: Numeric, N: Size, C: Int>(
     input: &[Vector<T, N>],
@@ -46,6 +53,7 @@ pub fn compress_gather_slices<T: Numeric, N: Size, C: Int>(
     slices: usize,
     inner: usize,
     units: usize,
+    #[comptime] single_outer: bool,
     #[define(T)] _data_type: ElemType,
     #[define(C)] _count_type: ElemType,
 ) {
@@ -58,7 +66,16 @@ pub fn compress_gather_slices<T: Numeric, N: Size, C: Int>(
         terminate!();
     }
     let end = input.len();
-    let source = source_of(position, selected, total, axis_len, slices, inner, end);
+    let source = source_of(
+        position,
+        selected,
+        total,
+        axis_len,
+        slices,
+        inner,
+        end,
+        single_outer,
+    );
     let mut value = Vector::<T, N>::new(T::from_int(0));
     if source < end {
         value = input[source];
@@ -66,7 +83,7 @@ pub fn compress_gather_slices<T: Numeric, N: Size, C: Int>(
     output[position] = value;
 }
 
-/// [`compress_gather_slices`] for 8- and 16-bit elements that the runtime
+/// [`compress_gather_slices`](fn@compress_gather_slices) for 8- and 16-bit elements that the runtime
 /// [cannot bind](crate#types-the-runtime-cannot-bind) and whose slices do not fill whole
 /// words: unit `w` writes output word `w` of `words`, the `32 / element_bits` elements it holds
 /// (of `elements`), each from the input word that holds its source (of `elements_in`). The
@@ -85,6 +102,7 @@ pub fn compress_gather_packed<C: Int>(
     elements: usize,
     words: usize,
     #[comptime] element_bits: usize,
+    #[comptime] single_outer: bool,
     #[define(C)] _count_type: ElemType,
 ) {
     let word = ABSOLUTE_POS;
@@ -112,6 +130,7 @@ pub fn compress_gather_packed<C: Int>(
                 slices,
                 inner,
                 elements_in,
+                single_outer,
             );
             if source < elements_in {
                 let bits = (input[source / per_word]

@@ -5,13 +5,14 @@ use cubecl::prelude::*;
 use cubecl::server::Handle;
 
 use super::gather::{compress_gather_packed, compress_gather_slices};
+use super::pad::compress_pad_zeros;
 use crate::launch::{
-    bits_elem, can_bind, elementwise_geometry, require_binding, require_len, require_word_aligned,
-    vector_size_for,
+    bits_elem, can_bind, elementwise_geometry, launch_vectors_then_tail, require_binding,
+    require_len, require_word_aligned, vector_size_for,
 };
 use crate::nonzero::{
-    CompactionInput, CompactionOutput, CompactionPlan, CompactionStages, NonZeroPredicate,
-    launch_nonzero_coordinates,
+    CompactionInput, CompactionOutput, CompactionPlan, CompactionStages, CubeScan,
+    NonZeroPredicate, launch_nonzero_coordinates,
 };
 use crate::{KernelError, StorageWidth};
 
@@ -165,6 +166,7 @@ pub fn launch_compress(
     // write takes the selected elements straight from the input, so nothing goes through a
     // list.
     let unsigned = StorageWidth::from_bytes(bytes).map(StorageWidth::unsigned);
+    let with_planes = plan.scan == CubeScan::Planes;
     if let Some(unsigned) = unsigned.filter(|&u| outer == 1 && inner == 1 && can_bind(client, u)) {
         let stages = CompactionStages::gathering(
             client,
@@ -178,7 +180,9 @@ pub fn launch_compress(
                 count: output.count.clone(),
                 coordinates: output.values.clone(),
                 elem: unsigned,
-                fill: Some(0),
+                // With planes (GPUs) the write's padding stores are coalesced; without (CPU
+                // drivers) they go one scalar at a time, and a launch of vector stores is faster.
+                fill: with_planes.then_some(0),
             },
             output.count_elem,
             input.values.clone(),
@@ -187,6 +191,9 @@ pub fn launch_compress(
         stages.count();
         stages.offsets();
         stages.rows();
+        if !with_planes {
+            pad_zeros(client, output, unsigned, slices);
+        }
         return Ok(());
     }
 
@@ -249,6 +256,7 @@ pub fn launch_compress(
                     slices.max(1),
                     inner_units.max(1),
                     units,
+                    outer == 1,
                     elem,
                     output.count_elem,
                 );
@@ -280,10 +288,38 @@ pub fn launch_compress(
                     out_len,
                     words,
                     element_bits,
+                    outer == 1,
                     output.count_elem,
                 );
             }
         }
     }
     Ok(())
+}
+
+/// Zeros `output.values` (`len` elements of `elem`, a type the runtime binds) at and past the
+/// count, with the widest vectors the runtime favours and a one-lane launch for the tail.
+fn pad_zeros(client: &Client, output: &CompressOutput, elem: ElemType, len: usize) {
+    let vector = vector_size_for(client, &[elem.size()]);
+    let address = AddressType::from_len(len);
+    launch_vectors_then_tail(len, vector, |vector, first, units| {
+        let (cubes, dim) = elementwise_geometry(client, units);
+        // SAFETY: the output holds `len` elements (checked by the caller); unit `u < units`
+        // reads and writes vector `first + u`, which the split keeps below `len`.
+        unsafe {
+            compress_pad_zeros::launch_unchecked(
+                client,
+                cubes,
+                dim,
+                address,
+                vector,
+                BufferArg::from_raw_parts(output.values.clone(), len / vector),
+                BufferArg::from_raw_parts(output.count.clone(), 1),
+                first,
+                units,
+                elem,
+                output.count_elem,
+            );
+        }
+    });
 }

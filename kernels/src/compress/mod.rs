@@ -10,6 +10,8 @@
 
 mod gather;
 mod launch;
+mod pad;
 
 pub use gather::{compress_gather_packed, compress_gather_slices};
 pub use launch::{CompressInput, CompressOutput, CompressShape, launch_compress};
+pub use pad::compress_pad_zeros;

@@ -183,6 +183,8 @@ impl PlaneSteps {
     /// `row`, the plane's first, on. Two steps' counts per plane scan, in 16-bit fields: a
     /// step holds at most 32 bits, so a field sums at most `32 * PLANE_DIM <= 4096` and never
     /// carries into the next.
+    // The buffers and the comptime layout are arguments: `self` holds only the plane's place.
+    #[allow(clippy::too_many_arguments)]
     fn write<O: Int>(
         &self,
         bits: &Array<u32>,
@@ -250,6 +252,8 @@ impl PlaneSteps {
     /// previous round's store, which only some units take: the plane must have reconverged by
     /// then. CubeCL's CUDA target passes `__activemask()` to both, so this holds only where the
     /// compiler reconverges after the store's branch; an untested assumption on CUDA.
+    // The buffers and the comptime layout are arguments: `self` holds only the plane's place.
+    #[allow(clippy::too_many_arguments)]
     fn write_ballots<O: Int>(
         &self,
         bits: &Array<u32>,
