@@ -65,12 +65,12 @@ impl<const D: usize, K: Basic> Compressed<D, K> {
 /// let scores = Tensor::<2>::from_data([[0.9, 0.1], [0.4, 0.7]], &device);
 /// let kept = scores.clone().compress(scores.clone().greater_elem(0.5));
 /// assert_eq!(kept.values.dims(), [4]); // numel, padded with zeros
-/// assert_eq!(kept.into_exact().to_data().to_vec::<f32>().unwrap(), vec![0.9, 0.7]);
+/// assert_eq!(kept.into_exact().to_data().try_to_vec::<f32>().unwrap(), vec![0.9, 0.7]);
 ///
 /// let boxes = Tensor::<2>::from_data([[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]], &device);
 /// let keep = Tensor::<1, burn::tensor::Bool>::from_data([true, false, true], &device);
 /// let rows = boxes.compress_axis(0, keep).into_exact();
-/// assert_eq!(rows.to_data().to_vec::<f32>().unwrap(), vec![0.0, 1.0, 4.0, 5.0]);
+/// assert_eq!(rows.to_data().try_to_vec::<f32>().unwrap(), vec![0.0, 1.0, 4.0, 5.0]);
 /// ```
 pub trait CompressExt<const D: usize, K: Basic> {
     /// torch's `x[mask]` / `masked_select`: the elements where `mask` (the input's shape) is

@@ -3,6 +3,30 @@
 
 use cubecl::prelude::*;
 
+/// Which of the output's coordinates a gather unit works out: divisions are dear on CPU
+/// drivers, which run them one lane at a time, so the kernels divide only where the shape needs
+/// it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SliceWalk {
+    /// One outer index and slices of one unit: a unit's position is its slice.
+    Elements,
+    /// One outer index: the slice and the place in it.
+    Leading,
+    /// Any shape: the outer index too.
+    Any,
+}
+
+impl SliceWalk {
+    /// The walk for an output of `outer` outer indices and slices of `inner` units.
+    pub fn new(outer: usize, inner: usize) -> Self {
+        match (outer, inner) {
+            (1, 1) => Self::Elements,
+            (1, _) => Self::Leading,
+            _ => Self::Any,
+        }
+    }
+}
+
 /// Where output position `position` of a `[outer, slices, inner]` output lies in a
 /// `[outer, axis_len, inner]` input, or `end` (past the input) for padding: slice `r` of the
 /// output is input slice `selected[r]` while `r < count`.
@@ -15,17 +39,19 @@ fn source_of(
     slices: usize,
     inner: usize,
     end: usize,
-    #[comptime] single_outer: bool,
+    #[comptime] walk: SliceWalk,
 ) -> usize {
-    let i = position % inner;
-    let rest = position / inner;
-    // Divisions are dear on CPU drivers, which run them one lane at a time: one outer index
-    // (elements, a leading axis) needs none of the second pair.
-    let (r, o) = if comptime!(single_outer) {
-        (rest, 0usize)
-    } else {
-        (rest % slices, rest / slices)
-    };
+    let mut i = 0usize;
+    let mut r = position;
+    let mut o = 0usize;
+    if comptime!(walk != SliceWalk::Elements) {
+        i = position % inner;
+        r = position / inner;
+    }
+    if comptime!(walk == SliceWalk::Any) {
+        o = r / slices;
+        r %= slices;
+    }
     let mut source = end;
     if (r as u32) < count {
         let s = selected[r] as usize;
@@ -40,8 +66,8 @@ fn source_of(
 
 /// Unit `p` writes output vector `p` of `units` (an output `[outer, slices, inner]` in vectors
 /// of `N` elements, `inner` counting vectors): the input's vector at the listed slice, or zeros
-/// past `count[0]`. Unit 0 also stores the count in the count's own type. `single_outer` says
-/// that `outer` is 1.
+/// past `count[0]`. Unit 0 also stores the count in the count's own type. `walk` follows the
+/// shape ([`SliceWalk::new`]).
 #[cube(launch_unchecked, address_type = "dynamic")]
 pub fn compress_gather_slices<T: Numeric, N: Size, C: Int>(
     input: &[Vector<T, N>],
@@ -53,7 +79,7 @@ pub fn compress_gather_slices<T: Numeric, N: Size, C: Int>(
     slices: usize,
     inner: usize,
     units: usize,
-    #[comptime] single_outer: bool,
+    #[comptime] walk: SliceWalk,
     #[define(T)] _data_type: ElemType,
     #[define(C)] _count_type: ElemType,
 ) {
@@ -67,14 +93,7 @@ pub fn compress_gather_slices<T: Numeric, N: Size, C: Int>(
     }
     let end = input.len();
     let source = source_of(
-        position,
-        selected,
-        total,
-        axis_len,
-        slices,
-        inner,
-        end,
-        single_outer,
+        position, selected, total, axis_len, slices, inner, end, walk,
     );
     let mut value = Vector::<T, N>::new(T::from_int(0));
     if source < end {
@@ -102,7 +121,7 @@ pub fn compress_gather_packed<C: Int>(
     elements: usize,
     words: usize,
     #[comptime] element_bits: usize,
-    #[comptime] single_outer: bool,
+    #[comptime] walk: SliceWalk,
     #[define(C)] _count_type: ElemType,
 ) {
     let word = ABSOLUTE_POS;
@@ -130,7 +149,7 @@ pub fn compress_gather_packed<C: Int>(
                 slices,
                 inner,
                 elements_in,
-                single_outer,
+                walk,
             );
             if source < elements_in {
                 let bits = (input[source / per_word]

@@ -4,7 +4,7 @@ use cubecl::ir::{ElemType, UIntKind};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 
-use super::gather::{compress_gather_packed, compress_gather_slices};
+use super::gather::{SliceWalk, compress_gather_packed, compress_gather_slices};
 use super::pad::compress_pad_zeros;
 use crate::launch::{
     bits_elem, can_bind, elementwise_geometry, launch_vectors_then_tail, require_binding,
@@ -256,7 +256,7 @@ pub fn launch_compress(
                     slices.max(1),
                     inner_units.max(1),
                     units,
-                    outer == 1,
+                    SliceWalk::new(outer, inner_units),
                     elem,
                     output.count_elem,
                 );
@@ -288,7 +288,7 @@ pub fn launch_compress(
                     out_len,
                     words,
                     element_bits,
-                    outer == 1,
+                    SliceWalk::new(outer, inner),
                     output.count_elem,
                 );
             }
