@@ -1,12 +1,13 @@
 //! Prints which input and output dtypes BitCount accepts on a device, which input dtypes
-//! NonZeroCoordinates accepts (contiguous and as a transposed view), and which data dtypes
-//! ScatterND accepts with each reduction, as Markdown tables, by running each and comparing with
-//! the expected results (for ScatterND, Flex's).
+//! NonZeroCoordinates accepts (contiguous and as a transposed view), which data dtypes ScatterND
+//! accepts with each reduction, and which dtypes Compress selects (elements and rows), as
+//! Markdown tables, by running each and comparing with the expected results (for ScatterND and
+//! Compress, Flex's).
 //!
 //! `cargo run --example dtype_support` (the default device: wgpu with WGSL), or with
 //! `--features vulkan -- vulkan` for the SPIR-V path.
 
-use burn::tensor::{DType, Device, DeviceKind, Float, Int, IntDType, Tensor, TensorData};
+use burn::tensor::{Bool, DType, Device, DeviceKind, Float, Int, IntDType, Tensor, TensorData};
 use burn_dml_ops::prelude::*;
 
 const INTS: [DType; 8] = [
@@ -166,6 +167,42 @@ fn scatter_cell(device: &Device, dtype: DType, reduction: Reduction) -> String {
     verdict(scatter(device, dtype, reduction), &expected)
 }
 
+/// Compress of `[0, 1, .., 5]` of `dtype`: elements by a mask, or the rows of its `[3, 2]` form
+/// by a condition; the padded values as i64.
+fn compress(device: &Device, dtype: DType, rows: bool) -> Result<Vec<i64>, DmlOpsError> {
+    let data = TensorData::new((0..6i64).collect(), [6]).convert_dtype(dtype);
+    let mask = [false, true, true, false, true, true];
+    let mask = Tensor::<1, Bool>::from_data(TensorData::new(mask.to_vec(), [6]), device);
+    let keep = Tensor::<1, Bool>::from_data([true, false, true], device);
+    let output = if dtype.is_float() {
+        let x = Tensor::<1, Float>::from_data(data, (device, dtype));
+        if rows {
+            x.reshape([3, 2])
+                .try_compress_axis(0, keep)?
+                .values
+                .into_data()
+        } else {
+            x.try_compress(mask)?.values.into_data()
+        }
+    } else {
+        let x = Tensor::<1, Int>::from_data(data, (device, dtype));
+        if rows {
+            x.reshape([3, 2])
+                .try_compress_axis(0, keep)?
+                .values
+                .into_data()
+        } else {
+            x.try_compress(mask)?.values.into_data()
+        }
+    };
+    Ok(as_i64(output))
+}
+
+fn compress_cell(device: &Device, dtype: DType, rows: bool) -> String {
+    let expected = compress(&Device::flex(), dtype, rows).expect("Flex holds every dtype");
+    verdict(compress(device, dtype, rows), &expected)
+}
+
 fn main() {
     let device = match std::env::args().nth(1).as_deref() {
         #[cfg(feature = "vulkan")]
@@ -223,5 +260,15 @@ fn main() {
         .map(|reduction| scatter_cell(&device, *dtype, reduction))
         .collect();
         println!("| {dtype:?} | {} |", cells.join(" | "));
+    }
+    println!("\nCompress dtype support on {device:?}\n");
+    println!("| dtype | elements (mask) | rows (axis 0) |");
+    println!("|---|---|---|");
+    for dtype in INTS.iter().chain(&FLOATS) {
+        println!(
+            "| {dtype:?} | {} | {} |",
+            compress_cell(&device, *dtype, false),
+            compress_cell(&device, *dtype, true)
+        );
     }
 }
