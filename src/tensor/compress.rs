@@ -5,7 +5,7 @@ use burn::backend::Dispatch;
 use burn::tensor::{Bool, DType, Device, Float, Int, Tensor, kind::Basic};
 
 use super::nonzero::max_value;
-use super::support::check_raw_bits_input;
+use super::support::{check_raw_bits_input, read_count};
 use crate::{DmlOps, DmlOpsError};
 
 const OPERATOR: &str = "Compress";
@@ -30,13 +30,7 @@ pub struct Compressed<const D: usize, K: Basic = Float> {
 impl<const D: usize, K: Basic> Compressed<D, K> {
     /// Exactly `count` along the compressed axis: reads `count` back once (one synchronisation).
     pub fn into_exact(self) -> Tensor<D, K> {
-        let count = self
-            .count
-            .into_data()
-            .convert_dtype(DType::I64)
-            .try_to_vec::<i64>()
-            .expect("count is an Int tensor")[0];
-        let count = usize::try_from(count).expect("count is never negative");
+        let count = read_count(self.count);
         if count == 0 {
             let mut dims = self.values.dims();
             dims[self.axis] = 0;

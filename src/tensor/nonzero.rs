@@ -3,7 +3,7 @@
 use burn::backend::Dispatch;
 use burn::tensor::{Bool, DType, Device, Float, Int, IntDType, Tensor};
 
-use super::support::check_raw_bits_input;
+use super::support::{check_raw_bits_input, read_count};
 use crate::{DmlOps, DmlOpsError};
 
 const OPERATOR: &str = "NonZeroCoordinates";
@@ -26,14 +26,7 @@ pub struct NonZeroCoordinates {
 impl NonZeroCoordinates {
     /// The number of non-zero elements. Reads `count` back to the host: one synchronisation.
     pub fn count_sync(&self) -> usize {
-        let value = self
-            .count
-            .clone()
-            .into_data()
-            .convert_dtype(DType::I64)
-            .try_to_vec::<i64>()
-            .expect("count is an Int tensor")[0];
-        usize::try_from(value).expect("count is never negative")
+        read_count(self.count.clone())
     }
 
     /// The coordinates without padding: shape `[count, N]`. Reads `count` back to the host: one

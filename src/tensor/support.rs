@@ -1,7 +1,8 @@
-//! Which dtypes a device can hold, asked through Burn's dispatch backend.
+//! Which dtypes a device can hold, asked through Burn's dispatch backend, and the one read back
+//! that the `into_exact` forms make.
 
 use burn::backend::{Backend, DTypeUsage, Dispatch};
-use burn::tensor::{DType, Device};
+use burn::tensor::{DType, Device, Int, Tensor};
 
 use crate::DmlOpsError;
 use crate::scatter_nd_rules::Reduction;
@@ -134,4 +135,15 @@ pub(crate) fn check_raw_bits_input(
     input: DType,
 ) -> Result<(), DmlOpsError> {
     check_encoding(operator, device, input).map(|_| ())
+}
+
+/// The value of a `[1]` count tensor (NonZeroCoordinates', Compress'), read back to the host:
+/// one synchronisation.
+pub(crate) fn read_count(count: Tensor<1, Int>) -> usize {
+    let value = count
+        .into_data()
+        .convert_dtype(DType::I64)
+        .try_to_vec::<i64>()
+        .expect("count is an Int tensor")[0];
+    usize::try_from(value).expect("count is never negative")
 }

@@ -5,14 +5,13 @@ use cubecl::prelude::*;
 use cubecl::server::Handle;
 
 use super::gather::{SliceWalk, compress_gather_packed, compress_gather_slices};
-use super::pad::compress_pad_zeros;
 use crate::launch::{
-    bits_elem, can_bind, elementwise_geometry, launch_vectors_then_tail, require_binding,
-    require_len, require_word_aligned, vector_size_for,
+    bits_elem, can_bind, elementwise_geometry, require_binding, require_len, require_word_aligned,
+    vector_size_for,
 };
 use crate::nonzero::{
-    CompactionInput, CompactionOutput, CompactionPlan, CompactionStages, CubeScan,
-    NonZeroPredicate, launch_nonzero_coordinates,
+    CompactionInput, CompactionOutput, CompactionPlan, CompactionStages, NonZeroPredicate,
+    launch_nonzero_coordinates,
 };
 use crate::{KernelError, StorageWidth};
 
@@ -111,14 +110,12 @@ pub fn launch_compress(
             ),
         });
     }
-    let too_large = || KernelError::TooLarge {
-        detail: format!("{shape:?} holds more elements than usize counts"),
-    };
     let in_len = outer
         .checked_mul(axis_len)
         .and_then(|n| n.checked_mul(inner))
-        .ok_or_else(too_large)?;
-    let out_len = outer * slices * inner;
+        .ok_or_else(|| KernelError::TooLarge {
+            detail: format!("{shape:?} holds more elements than usize counts"),
+        })?;
     if !matches!(output.count_elem, ElemType::Int(_) | ElemType::UInt(_)) {
         return Err(KernelError::NotAnInteger {
             elem: output.count_elem,
@@ -127,15 +124,71 @@ pub fn launch_compress(
     require_binding(client, output.count_elem, "count")?;
     require_len(&output.count, 1, output.count_elem.size(), "count")?;
     let bits = bits_elem(client, input.elem)?;
-    let bytes = bits.size();
-    require_len(&input.values, in_len, bytes, "input")?;
-    require_len(&output.values, out_len, bytes, "output")?;
+    require_len(&input.values, in_len, bits.size(), "input")?;
+    require_len(
+        &output.values,
+        outer * slices * inner,
+        bits.size(),
+        "output",
+    )?;
     require_len(
         &input.condition,
         slices,
         input.condition_width.bytes(),
         "condition",
     )?;
+    let condition = CompactionInput {
+        handle: input.condition.clone(),
+        width: input.condition_width,
+        predicate: NonZeroPredicate::AnyBit,
+        dims: &[slices],
+    };
+    // Elements (a mask over the whole input) of a width the runtime binds: the compaction's
+    // write takes the selected elements straight from the input, so nothing goes through a
+    // list.
+    let unsigned = StorageWidth::from_bytes(bits.size()).map(StorageWidth::unsigned);
+    match unsigned.filter(|&u| outer == 1 && inner == 1 && can_bind(client, u)) {
+        Some(unsigned) => {
+            let rows = CompactionOutput {
+                count: output.count.clone(),
+                coordinates: output.values.clone(),
+                elem: unsigned,
+                fill: Some(0),
+            };
+            let values = input.values.clone();
+            CompactionStages::gathering(
+                client,
+                &condition,
+                &rows,
+                output.count_elem,
+                values,
+                plan,
+            )?
+            .run();
+            Ok(())
+        }
+        None => compress_slices(client, input, output, shape, bits, &condition, plan),
+    }
+}
+
+/// The slices path of [`launch_compress`], its arguments checked: the compaction lists the
+/// selected slices, then one launch moves them.
+fn compress_slices(
+    client: &Client,
+    input: &CompressInput,
+    output: &CompressOutput,
+    shape: CompressShape,
+    bits: ElemType,
+    condition: &CompactionInput<'_>,
+    plan: CompactionPlan,
+) -> Result<(), KernelError> {
+    let CompressShape {
+        outer,
+        axis_len,
+        inner,
+        slices,
+    } = shape;
+    let bytes = bits.size();
     let moves = if can_bind(client, bits) {
         let mut vector = vector_size_for(client, &[bytes]);
         while vector > 1 && !inner.is_multiple_of(vector) {
@@ -162,52 +215,12 @@ pub fn launch_compress(
         }
     };
 
-    // Elements (a mask over the whole input) of a width the runtime binds: the compaction's
-    // write takes the selected elements straight from the input, so nothing goes through a
-    // list.
-    let unsigned = StorageWidth::from_bytes(bytes).map(StorageWidth::unsigned);
-    let with_planes = plan.scan == CubeScan::Planes;
-    if let Some(unsigned) = unsigned.filter(|&u| outer == 1 && inner == 1 && can_bind(client, u)) {
-        let stages = CompactionStages::gathering(
-            client,
-            &CompactionInput {
-                handle: input.condition.clone(),
-                width: input.condition_width,
-                predicate: NonZeroPredicate::AnyBit,
-                dims: &[slices],
-            },
-            &CompactionOutput {
-                count: output.count.clone(),
-                coordinates: output.values.clone(),
-                elem: unsigned,
-                // With planes (GPUs) the write's padding stores are coalesced; without (CPU
-                // drivers) they go one scalar at a time, and a launch of vector stores is faster.
-                fill: with_planes.then_some(0),
-            },
-            output.count_elem,
-            input.values.clone(),
-            plan,
-        )?;
-        stages.count();
-        stages.offsets();
-        stages.rows();
-        if !with_planes {
-            pad_zeros(client, output, unsigned, slices);
-        }
-        return Ok(());
-    }
-
     // The selected slices' indices and their number, as u32 scratch.
     let selected = client.empty(slices.max(1) * size_of::<u32>());
     let count = client.empty(size_of::<u32>());
     launch_nonzero_coordinates(
         client,
-        &CompactionInput {
-            handle: input.condition.clone(),
-            width: input.condition_width,
-            predicate: NonZeroPredicate::AnyBit,
-            dims: &[slices],
-        },
+        condition,
         &CompactionOutput {
             count: count.clone(),
             coordinates: selected.clone(),
@@ -217,6 +230,7 @@ pub fn launch_compress(
         plan,
     )?;
 
+    let (in_len, out_len) = (outer * axis_len * inner, outer * slices * inner);
     // Zero-sized bindings are not portable: an empty side binds a scratch word instead.
     let or_scratch = |handle: &Handle, len: usize| {
         if len == 0 {
@@ -295,31 +309,4 @@ pub fn launch_compress(
         }
     }
     Ok(())
-}
-
-/// Zeros `output.values` (`len` elements of `elem`, a type the runtime binds) at and past the
-/// count, with the widest vectors the runtime favours and a one-lane launch for the tail.
-fn pad_zeros(client: &Client, output: &CompressOutput, elem: ElemType, len: usize) {
-    let vector = vector_size_for(client, &[elem.size()]);
-    let address = AddressType::from_len(len);
-    launch_vectors_then_tail(len, vector, |vector, first, units| {
-        let (cubes, dim) = elementwise_geometry(client, units);
-        // SAFETY: the output holds `len` elements (checked by the caller); unit `u < units`
-        // reads and writes vector `first + u`, which the split keeps below `len`.
-        unsafe {
-            compress_pad_zeros::launch_unchecked(
-                client,
-                cubes,
-                dim,
-                address,
-                vector,
-                BufferArg::from_raw_parts(output.values.clone(), len / vector),
-                BufferArg::from_raw_parts(output.count.clone(), 1),
-                first,
-                units,
-                elem,
-                output.count_elem,
-            );
-        }
-    });
 }

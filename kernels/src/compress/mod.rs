@@ -10,8 +10,6 @@
 
 mod gather;
 mod launch;
-mod pad;
 
 pub use gather::{SliceWalk, compress_gather_packed, compress_gather_slices};
 pub use launch::{CompressInput, CompressOutput, CompressShape, launch_compress};
-pub use pad::compress_pad_zeros;

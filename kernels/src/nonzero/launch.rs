@@ -6,13 +6,14 @@ use cubecl::server::Handle;
 
 use super::count::{ElementRead, elements_per_vector, nonzero_tile_counts};
 use super::output_words::nonzero_output_words;
+use super::padding::nonzero_fill_padding;
 use super::plan::{CompactionPlan, CubeScan};
 use super::scan::nonzero_scan_tiles;
 use super::tile::TileShape;
 use super::write::nonzero_write_coordinates;
 use crate::launch::{
-    can_bind, elementwise_geometry, require_binding, require_len, require_word_aligned,
-    vector_size_for,
+    can_bind, elementwise_geometry, launch_vectors_then_tail, require_binding, require_len,
+    require_word_aligned, vector_size_for,
 };
 use crate::{KernelError, StorageWidth};
 
@@ -65,7 +66,7 @@ pub struct CompactionOutput {
 ///
 /// Three launches, none of which waits for the host: the tile counts (which read the input once
 /// and leave one bit per element), the tile offsets (one cube), and the coordinates with the
-/// padding (from the bits). Every store is guarded by the buffers' lengths, whatever the scans
+/// padding (from the bits; without planes the padding takes a fourth launch of vector stores). Every store is guarded by the buffers' lengths, whatever the scans
 /// compute. [`CompactionStages`] runs them one at a time.
 ///
 /// # Errors
@@ -77,10 +78,7 @@ pub fn launch_nonzero_coordinates(
     output: &CompactionOutput,
     plan: CompactionPlan,
 ) -> Result<(), KernelError> {
-    let stages = CompactionStages::new(client, input, output, plan)?;
-    stages.count();
-    stages.offsets();
-    stages.rows();
+    CompactionStages::new(client, input, output, plan)?.run();
     Ok(())
 }
 
@@ -463,10 +461,11 @@ impl CompactionStages {
     }
 
     /// Step 3: the coordinates from the mask and the offsets, and the padding rows when a fill
-    /// is given; for outputs written as words ([`writes_words`](Self::writes_words)), then
-    /// stored into them.
+    /// is given (by the write with planes, by one more launch of vector stores without); for
+    /// outputs written as words ([`writes_words`](Self::writes_words)), then stored into them.
     pub fn rows(&self) {
         self.write_rows();
+        self.fill_padding();
         self.store_output_words();
     }
 
@@ -503,11 +502,57 @@ impl CompactionStages {
                 tiles,
                 self.len,
                 shape,
-                self.fill.is_some(),
+                // With planes (GPUs) the write's padding stores are coalesced; without (CPU
+                // drivers) they run one scalar at a time, and `fill_padding` stores vectors.
+                self.fill.is_some() && shape.planes,
                 self.gather,
                 self.output_elem,
             );
         }
+    }
+
+    /// Every stage in order: [`count`](Self::count), [`offsets`](Self::offsets),
+    /// [`rows`](Self::rows).
+    pub fn run(&self) {
+        self.count();
+        self.offsets();
+        self.rows();
+    }
+
+    /// The padding rows set to the fill with vector stores, where the runtime has no planes
+    /// (see [`rows`](Self::rows)); nothing otherwise.
+    fn fill_padding(&self) {
+        let Some(fill) = self.fill else { return };
+        if self.geometry.shape.planes || self.geometry.tiles == 0 || self.dims.is_empty() {
+            return;
+        }
+        let width = self.dims.len();
+        let elements = self.len * width;
+        let vector = vector_size_for(&self.client, &[self.output_elem.size()]);
+        let address = AddressType::from_len(elements);
+        launch_vectors_then_tail(elements, vector, |vector, first, units| {
+            let (cubes, dim) = elementwise_geometry(&self.client, units);
+            // SAFETY: `coordinates` holds `elements` values (checked by `new`); unit
+            // `u < units` reads and writes vector `first + u`, which the split keeps below
+            // `elements`.
+            unsafe {
+                nonzero_fill_padding::launch_unchecked(
+                    &self.client,
+                    cubes,
+                    dim,
+                    address,
+                    vector,
+                    BufferArg::from_raw_parts(self.coordinates.clone(), elements / vector),
+                    BufferArg::from_raw_parts(self.count.clone(), 1),
+                    InputScalar::new(fill, self.output_elem),
+                    width,
+                    first,
+                    units,
+                    self.output_elem,
+                    self.count_elem,
+                );
+            }
+        });
     }
 
     /// Stores the `u32` scratch outputs into outputs of a type the runtime cannot bind, as

@@ -12,7 +12,8 @@
 //! 3. [`nonzero_write_coordinates`](fn@nonzero_write_coordinates) writes the coordinates from
 //!    the mask (the input is not read again) and the padding rows: with planes, each plane
 //!    writes contiguous rows of neighbouring vectors; without, each unit writes its run after
-//!    one shared-memory scan per tile.
+//!    one shared-memory scan per tile, and [`nonzero_fill_padding`](fn@nonzero_fill_padding)
+//!    then stores the padding rows as vectors (scalar padding stores are slow on CPU drivers).
 //!
 //! A row's index is its element's rank among the non-zero elements (tile offset, then units or
 //! planes before it, then set bits before it), so rows come out in ascending order whatever
@@ -27,6 +28,7 @@
 mod count;
 mod launch;
 mod output_words;
+mod padding;
 mod plan;
 mod scan;
 mod tile;
@@ -39,6 +41,7 @@ pub use launch::{
     launch_nonzero_coordinates,
 };
 pub use output_words::nonzero_output_words;
+pub use padding::nonzero_fill_padding;
 pub use plan::{CompactionPlan, CubeScan};
 pub use scan::nonzero_scan_tiles;
 pub use tile::TileShape;
