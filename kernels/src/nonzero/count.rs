@@ -121,8 +121,9 @@ fn load_or_zero<I: Int, N: Size>(
     value
 }
 
-/// Step 1: `tile_counts[t]` = number of non-zero elements in tile `t`, and tile `t`'s part of
-/// the mask (see [`TileShape`]). `vectors` counts input vectors and `len` elements; `read`
+/// Step 1: `tile_counts[t]` = number of non-zero elements in tile `t` with planes, or without
+/// `tile_counts[t * cube_size + s]` = the number in the run of the unit in slot `s` (no
+/// barrier then); and tile `t`'s part of the mask (see [`TileShape`]). `vectors` counts input vectors and `len` elements; `read`
 /// says how a vector holds them. The last word of 8- or 16-bit elements read as words may hold
 /// bytes past element `len - 1`, which are never counted.
 #[cube(launch_unchecked, address_type = "dynamic")]
@@ -198,9 +199,13 @@ pub fn nonzero_tile_counts<I: Int, N: Size>(
             mask[(tile * words + m) * cube_size + slot] = word;
         }
     }
-    let rank = scan_rank(cube_size, planes) as usize;
-    let total = cube_inclusive_sum(count, cube_size, planes);
-    if tile < tiles && rank == cube_size - 1 {
-        tile_counts[tile] = total;
+    if comptime!(planes) {
+        let rank = scan_rank(cube_size, planes) as usize;
+        let total = cube_inclusive_sum(count, cube_size, planes);
+        if tile < tiles && rank == cube_size - 1 {
+            tile_counts[tile] = total;
+        }
+    } else if tile < tiles {
+        tile_counts[tile * cube_size + slot] = count;
     }
 }

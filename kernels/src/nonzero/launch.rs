@@ -131,6 +131,16 @@ struct Geometry {
 }
 
 impl Geometry {
+    /// The runs the count kernel counts and the scan offsets: one per tile with planes, one per
+    /// unit of every tile without.
+    fn runs(&self) -> usize {
+        if self.shape.planes {
+            self.tiles
+        } else {
+            self.tiles * self.shape.cube_size
+        }
+    }
+
     /// The geometry of `len` elements with `width` coordinates each, held in `scalars` scalars
     /// read in vectors of `vector` (elements as `read.element_bits` says), laid out by `plan`.
     fn new(
@@ -336,7 +346,7 @@ impl CompactionStages {
             element_bits,
         };
         let geometry = Geometry::new(len, width, (scalars, vector), read, plan);
-        let (tiles, mask_len) = (geometry.tiles, geometry.mask_len);
+        let mask_len = geometry.mask_len;
         Ok(Self {
             client: client.clone(),
             input: input.handle.clone(),
@@ -358,8 +368,8 @@ impl CompactionStages {
             geometry,
             // Zero-sized bindings are not portable: every scratch buffer holds at least one
             // element.
-            tile_counts: client.empty(tiles.max(1) * size_of::<u32>()),
-            tile_offsets: client.empty((tiles + 1) * size_of::<u32>()),
+            tile_counts: client.empty(geometry.runs().max(1) * size_of::<u32>()),
+            tile_offsets: client.empty((geometry.runs() + 1) * size_of::<u32>()),
             mask: client.empty(mask_len * size_of::<u32>()),
             output_words,
         })
@@ -409,8 +419,8 @@ impl CompactionStages {
         }
         // SAFETY: the kernel reads `input` below `vectors * vector = scalars` of its scalars
         // (elements, or whole words of a handle `new` checked to hold `len` elements, which
-        // CubeCL binds rounded up to whole words) and writes `tile_counts` below `tiles` and the
-        // mask below `tiles * words * cube_size` elements, by construction of the tile
+        // CubeCL binds rounded up to whole words) and writes `tile_counts` below `runs()`
+        // (tile `t < tiles`, slot `s < cube_size` without planes) and the mask below `tiles * words * cube_size` elements, by construction of the tile
         // geometry `new` checked.
         unsafe {
             nonzero_tile_counts::launch_unchecked(
@@ -420,7 +430,7 @@ impl CompactionStages {
                 address,
                 self.vector,
                 BufferArg::from_raw_parts(self.input.clone(), self.scalars),
-                BufferArg::from_raw_parts(self.tile_counts.clone(), tiles),
+                BufferArg::from_raw_parts(self.tile_counts.clone(), self.geometry.runs()),
                 BufferArg::from_raw_parts(self.mask.clone(), mask_len),
                 self.vectors(),
                 tiles,
@@ -432,27 +442,24 @@ impl CompactionStages {
         }
     }
 
-    /// Step 2, one cube: the tiles' offsets from their counts, and the total into `count`.
+    /// Step 2, one cube: the offsets of the tiles (with planes) or of the units' runs (without)
+    /// from their counts, and the total into `count`.
     pub fn offsets(&self) {
-        let Geometry {
-            shape,
-            tiles,
-            address,
-            ..
-        } = self.geometry;
-        // SAFETY: the kernel reads `tile_counts` below `tiles` and writes `tile_offsets` below
-        // `tiles + 1` elements and `count[0]`.
+        let Geometry { shape, address, .. } = self.geometry;
+        let runs = self.geometry.runs();
+        // SAFETY: the kernel reads `tile_counts` below `runs` and writes `tile_offsets` below
+        // `runs + 1` elements and `count[0]`.
         unsafe {
             nonzero_scan_tiles::launch_unchecked(
                 &self.client,
                 CubeCount::Static(1, 1, 1),
                 self.cube_dim(),
                 address,
-                BufferArg::from_raw_parts(self.tile_counts.clone(), tiles.max(1)),
-                BufferArg::from_raw_parts(self.tile_offsets.clone(), tiles + 1),
+                BufferArg::from_raw_parts(self.tile_counts.clone(), runs.max(1)),
+                BufferArg::from_raw_parts(self.tile_offsets.clone(), runs + 1),
                 BufferArg::from_raw_parts(self.count.clone(), 1),
-                tiles,
-                tiles.div_ceil(shape.cube_size),
+                runs,
+                runs.div_ceil(shape.cube_size),
                 shape.cube_size,
                 shape.planes,
                 self.count_elem,
@@ -493,7 +500,7 @@ impl CompactionStages {
                 self.cube_dim(),
                 address,
                 BufferArg::from_raw_parts(self.mask.clone(), mask_len),
-                BufferArg::from_raw_parts(self.tile_offsets.clone(), tiles + 1),
+                BufferArg::from_raw_parts(self.tile_offsets.clone(), self.geometry.runs() + 1),
                 BufferArg::from_raw_parts(self.coordinates.clone(), elements),
                 BufferArg::from_raw_parts(self.values.clone(), values_len),
                 dims,

@@ -10,7 +10,9 @@ use crate::KernelError;
 /// How the compaction's kernels scan across a cube.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CubeScan {
-    /// A raking scan in shared memory with three barriers; needs nothing from the runtime.
+    /// A raking scan in shared memory with three barriers, in the tile scan only: the count
+    /// and write kernels give every unit's run its own offset instead; needs nothing from the
+    /// runtime.
     Shared,
     /// A plane (subgroup) scan per plane, then the plane totals through shared memory with one
     /// barrier; needs plane operations.
@@ -54,7 +56,8 @@ pub struct CompactionPlan {
     /// either scan; with [`CubeScan::Planes`] a size that is not a multiple of the plane size
     /// leaves a partial plane, which the kernels handle.
     pub cube_size: usize,
-    /// Vectors each unit handles, from 1 to 64. More amortises the barriers of each tile. With
+    /// Vectors each unit handles, from 1 to 64. More amortises each tile's barriers (with
+    /// [`CubeScan::Planes`]) or shortens the scan of one offset per unit (without). With
     /// [`CubeScan::Planes`] the count kernel holds that many vectors in registers and the write
     /// kernel one 32-bit word per vector (and one per step besides, on sparse tiles); with
     /// [`CubeScan::Shared`] the count kernel holds one vector at a time and the write kernel one
@@ -68,9 +71,9 @@ impl CompactionPlan {
     /// - [`CubeScan::Planes`] (GPUs): cubes of 256 units, 16 vectors each, so a unit has 16
     ///   independent loads in flight in the count kernel.
     /// - [`CubeScan::Shared`] (runtimes without planes: CPU drivers, OpenGL): cubes of 64
-    ///   units, 16 vectors each. A CPU driver switches between all of a cube's SIMD groups at
-    ///   each barrier, so smaller cubes cost less; longer runs per unit cost compile time, which
-    ///   small calls feel.
+    ///   units, 16 vectors each. The count and write kernels have no barrier there (a CPU
+    ///   driver runs one by switching between the cube's SIMD groups); longer runs per unit
+    ///   cost compile time, which small calls feel.
     pub const fn new(scan: CubeScan) -> Self {
         let (cube_size, per_unit) = match scan {
             CubeScan::Planes => (256, 16),

@@ -5,7 +5,6 @@
 
 use cubecl::prelude::*;
 
-use super::scan::cube_inclusive_sum;
 use super::tile::{TileLayout, TileShape};
 use super::write_planes::write_tile_planes;
 
@@ -13,7 +12,7 @@ use super::write_planes::write_tile_planes;
 /// `has_fill` its share of the padding rows (every row at or past the total whose index falls
 /// in the tile). `shape.planes` picks the layout: with plane operations each plane writes
 /// contiguous rows of neighbouring vectors (GPUs); without, each unit writes the rows of its own
-/// run of consecutive vectors after one shared-memory scan (CPU drivers).
+/// run of consecutive vectors from the offset the scan gave that run (CPU drivers).
 ///
 /// `dims` holds the sizes of the last `width` dimensions of the input; row `r` of the output is
 /// `coordinates[r * width..(r + 1) * width]` and `rows` is the number of rows it holds.
@@ -182,8 +181,9 @@ fn write_run_rows<O: Int>(
 }
 
 /// Writes `fill` into every padding row (at or past the number of non-zero elements,
-/// `tile_offsets[tiles]`) whose index falls in the range of the cube's tile. The cube's units
-/// write consecutive elements, so the stores are contiguous.
+/// the scan's last entry: `tile_offsets[tiles]`, or `tile_offsets[tiles * cube_size]` without
+/// planes) whose index falls in the range of the cube's tile. The cube's units write
+/// consecutive elements, so the stores are contiguous.
 #[cube]
 fn fill_tile_padding<O: Int>(
     coordinates: &mut [O],
@@ -193,7 +193,12 @@ fn fill_tile_padding<O: Int>(
     #[comptime] width: usize,
     #[comptime] shape: TileShape,
 ) {
-    let total = tile_offsets[layout.tiles] as usize;
+    let runs = if comptime!(shape.planes) {
+        layout.tiles
+    } else {
+        layout.tiles * comptime!(shape.cube_size)
+    };
+    let total = tile_offsets[runs] as usize;
     let mut first = layout.tile * comptime!(shape.elements());
     let mut end = first + comptime!(shape.elements());
     if first < total {
@@ -243,11 +248,12 @@ pub(super) fn write_step_rows<O: Int>(
 
 /// The write without planes: each unit takes its run of `per_unit` consecutive vectors of the
 /// tile, whose flags the count kernel left as the unit's mask words in element order (see
-/// [`TileShape`]), so a unit loads `words` words; a cube-wide scan of the unit totals,
-/// plus `tile_offsets[tile]`, gives the unit its first row, and the unit writes the coordinates
-/// of its run's set bits in order, one loop iteration per set bit. One cube scan per tile, which
-/// suits runtimes where barriers cost more than scattered stores (lavapipe). Words past the
-/// input's last vector hold no set bit: the count kernel reads those vectors as zero.
+/// [`TileShape`]), so a unit loads `words` words; the scan gave every run its own first row
+/// (`tile_offsets[tile * cube_size + slot]`), and the unit writes the coordinates of its run's
+/// set bits in order, one loop iteration per set bit. No barrier: CPU drivers (lavapipe) run a
+/// barrier by switching between the cube's SIMD groups, which costs more than the longer scan
+/// of one offset per unit. Words past the input's last vector hold no set bit: the count kernel
+/// reads those vectors as zero.
 #[cube]
 fn write_tile_runs<O: Int>(
     mask: &[u32],
@@ -263,20 +269,13 @@ fn write_tile_runs<O: Int>(
     let words = comptime!(shape.words);
     let tile = layout.tile;
     let slot = UNIT_POS as usize;
-    let mut run = Array::<u32>::new(words);
-    let mut total = 0u32;
-    #[unroll]
-    for m in 0..words {
-        let mut word = 0u32;
-        if tile < layout.tiles {
-            word = mask[(tile * words + m) * cube_size + slot];
-        }
-        run[m] = word;
-        total += word.count_ones();
-    }
-    let exclusive = cube_inclusive_sum(total, cube_size, false) - total;
     if tile < layout.tiles {
-        let row = (tile_offsets[tile] + exclusive) as usize;
+        let mut run = Array::<u32>::new(words);
+        #[unroll]
+        for m in 0..words {
+            run[m] = mask[(tile * words + m) * cube_size + slot];
+        }
+        let row = tile_offsets[tile * cube_size + slot] as usize;
         let first_vector = (tile * cube_size + slot) * comptime!(shape.per_unit);
         write_run_rows::<O>(
             coordinates,
