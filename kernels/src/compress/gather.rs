@@ -27,20 +27,15 @@ impl SliceWalk {
     }
 }
 
-/// Where output position `position` of a `[outer, slices, inner]` output lies in a
-/// `[outer, axis_len, inner]` input, or `end` (past the input) for padding: slice `r` of the
-/// output is input slice `selected[r]` while `r < count`.
+/// An output position of a `[outer, slices, inner]` output as `(o, r, i)`: outer index, slice
+/// and place in the slice, dividing only where `walk` needs it.
 #[cube]
-fn source_of(
+fn output_coordinates(
     position: usize,
-    selected: &[u32],
-    count: u32,
-    axis_len: usize,
     slices: usize,
     inner: usize,
-    end: usize,
     #[comptime] walk: SliceWalk,
-) -> usize {
+) -> (usize, usize, usize) {
     let mut i = 0usize;
     let mut r = position;
     let mut o = 0usize;
@@ -52,22 +47,63 @@ fn source_of(
         o = r / slices;
         r %= slices;
     }
+    (o, r, i)
+}
+
+/// Where slice `r` of outer index `o` of the output starts in a `[outer, axis_len, inner]`
+/// input, or `end` (past the input) for padding: slice `r` of the output is input slice
+/// `selected[r]` while `r < count`.
+#[cube]
+fn slice_source(
+    o: usize,
+    r: usize,
+    selected: &[u32],
+    count: u32,
+    axis_len: usize,
+    inner: usize,
+    end: usize,
+) -> usize {
     let mut source = end;
     if (r as u32) < count {
         let s = selected[r] as usize;
         // Always true for the compaction's rows below the count; the check keeps every load
         // inside the input whatever the list holds.
         if s < axis_len {
-            source = (o * axis_len + s) * inner + i;
+            source = (o * axis_len + s) * inner;
         }
     }
     source
 }
 
-/// Unit `p` writes output vector `p` of `units` (an output `[outer, slices, inner]` in vectors
-/// of `N` elements, `inner` counting vectors): the input's vector at the listed slice, or zeros
-/// past `count[0]`. Unit 0 also stores the count in the count's own type. `walk` follows the
-/// shape ([`SliceWalk::new`]).
+/// Where output position `position` lies in the input, or `end` for padding (see
+/// [`slice_source`]).
+#[cube]
+fn source_of(
+    position: usize,
+    selected: &[u32],
+    count: u32,
+    axis_len: usize,
+    slices: usize,
+    inner: usize,
+    end: usize,
+    #[comptime] walk: SliceWalk,
+) -> usize {
+    let (o, r, i) = output_coordinates(position, slices, inner, walk);
+    let base = slice_source(o, r, selected, count, axis_len, inner, end);
+    let mut source = end;
+    if base < end {
+        source = base + i;
+    }
+    source
+}
+
+/// Unit `u` writes output vectors `u * per_unit..(u + 1) * per_unit` below `units` (an output
+/// `[outer, slices, inner]` in vectors of `N` elements, `inner` counting vectors): the input's
+/// vector at the listed slice, or zeros past `count[0]`. Unit 0 also stores the count in the
+/// count's own type. `walk` follows the shape ([`SliceWalk::new`]). The unit steps from one
+/// vector to the next without dividing, and reads a slice's listed index once: `per_unit` 1
+/// keeps neighbouring units on neighbouring vectors (GPUs); more suits CPU drivers, which pay
+/// per unit and per lane's load.
 #[cube(launch_unchecked, address_type = "dynamic")]
 pub fn compress_gather_slices<T: Numeric, N: Size, C: Int>(
     input: &[Vector<T, N>],
@@ -80,26 +116,50 @@ pub fn compress_gather_slices<T: Numeric, N: Size, C: Int>(
     inner: usize,
     units: usize,
     #[comptime] walk: SliceWalk,
+    #[comptime] per_unit: usize,
     #[define(T)] _data_type: ElemType,
     #[define(C)] _count_type: ElemType,
 ) {
-    let position = ABSOLUTE_POS;
+    let start = ABSOLUTE_POS * per_unit;
     let total = count[0];
-    if position == 0 {
+    if ABSOLUTE_POS == 0 {
         count_out[0] = C::cast_from(total);
     }
-    if position >= units {
+    if start >= units {
         terminate!();
     }
     let end = input.len();
-    let source = source_of(
-        position, selected, total, axis_len, slices, inner, end, walk,
-    );
-    let mut value = Vector::<T, N>::new(T::from_int(0));
-    if source < end {
-        value = input[source];
+    // The list holds `slices` entries: a slice past them reads as padding whatever the count.
+    let mut listed = total;
+    if listed > slices as u32 {
+        listed = slices as u32;
     }
-    output[position] = value;
+    let (mut o, mut r, mut i) = output_coordinates(start, slices, inner, walk);
+    let mut base = slice_source(o, r, selected, listed, axis_len, inner, end);
+    #[unroll]
+    for k in 0..per_unit {
+        let position = start + k;
+        if position < units {
+            let mut value = Vector::<T, N>::new(T::from_int(0));
+            if base < end {
+                value = input[base + i];
+            }
+            output[position] = value;
+        }
+        if comptime!(k + 1 < per_unit) {
+            // The next vector: the next place in the slice, or the next slice's first.
+            i += 1;
+            if i == inner {
+                i = 0;
+                r += 1;
+                if comptime!(walk == SliceWalk::Any) && r == slices {
+                    r = 0;
+                    o += 1;
+                }
+                base = slice_source(o, r, selected, listed, axis_len, inner, end);
+            }
+        }
+    }
 }
 
 /// [`compress_gather_slices`](fn@compress_gather_slices) for 8- and 16-bit elements that the runtime

@@ -10,8 +10,8 @@ use crate::launch::{
     vector_size_for,
 };
 use crate::nonzero::{
-    CompactionInput, CompactionOutput, CompactionPlan, CompactionStages, NonZeroPredicate,
-    launch_nonzero_coordinates,
+    CompactionInput, CompactionOutput, CompactionPlan, CompactionStages, CubeScan,
+    NonZeroPredicate, launch_nonzero_coordinates,
 };
 use crate::{KernelError, StorageWidth};
 
@@ -54,6 +54,11 @@ pub struct CompressOutput {
     /// `outer * slices * inner` elements of the input's `elem`.
     pub values: Handle,
 }
+
+/// Output vectors each unit of the slice gather writes, one after another, on runtimes without
+/// planes: CPU drivers pay per unit and run a unit's neighbouring loads and stores faster than
+/// ones spread across their SIMD lanes.
+const GATHER_PER_UNIT: usize = 8;
 
 /// How the last launch moves the values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -249,8 +254,23 @@ fn compress_slices(
         } => {
             let in_units = outer * axis_len * inner_units;
             let units = outer * slices * inner_units;
-            let (cubes, dim) = elementwise_geometry(client, units.max(1));
-            // SAFETY: unit `p < units` writes output vector `p` (the output holds `out_len`
+            // Consecutive vectors per unit without planes (CPU drivers), neighbouring units on
+            // neighbouring vectors with them (GPUs).
+            let per_unit = if plan.scan == CubeScan::Planes {
+                1
+            } else {
+                GATHER_PER_UNIT
+            };
+            let (cubes, dim) = elementwise_geometry(client, units.div_ceil(per_unit).max(1));
+            // Every unit launched forms the index of its first vector, past `units` too.
+            let launched = match &cubes {
+                CubeCount::Static(x, y, z) => [*x, *y, *z, dim.num_elems()]
+                    .into_iter()
+                    .map(|n| n as usize)
+                    .product::<usize>(),
+                _ => units,
+            };
+            // SAFETY: the kernel writes output vectors `p < units` (the output holds `out_len`
             // elements, `units` vectors of them, or words of them, checked above) and reads
             // the input vector of a listed slice `s < axis_len` of the same outer index, below
             // `in_units`; `selected` holds `slices` entries and unit 0 writes `count_out[0]`.
@@ -259,7 +279,7 @@ fn compress_slices(
                     client,
                     cubes,
                     dim,
-                    AddressType::from_len(in_units.max(units) * vector),
+                    AddressType::from_len(in_units.max(units).max(launched * per_unit) * vector),
                     vector,
                     BufferArg::from_raw_parts(source, in_units.max(1)),
                     BufferArg::from_raw_parts(selected, slices.max(1)),
@@ -271,6 +291,7 @@ fn compress_slices(
                     inner_units.max(1),
                     units,
                     SliceWalk::new(outer, inner_units),
+                    per_unit,
                     elem,
                     output.count_elem,
                 );

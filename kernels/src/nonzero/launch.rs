@@ -6,7 +6,7 @@ use cubecl::server::Handle;
 
 use super::count::{ElementRead, elements_per_vector, nonzero_tile_counts};
 use super::output_words::nonzero_output_words;
-use super::padding::nonzero_fill_padding;
+use super::padding::{PADDING_PER_UNIT, nonzero_fill_padding};
 use super::plan::{CompactionPlan, CubeScan};
 use super::scan::nonzero_scan_tiles;
 use super::tile::TileShape;
@@ -537,11 +537,12 @@ impl CompactionStages {
         let elements = self.len * width;
         let vector = vector_size_for(&self.client, &[self.output_elem.size()]);
         let address = AddressType::from_len(elements);
-        launch_vectors_then_tail(elements, vector, |vector, first, units| {
+        launch_vectors_then_tail(elements, vector, |vector, first, vectors| {
+            let units = vectors.div_ceil(PADDING_PER_UNIT);
             let (cubes, dim) = elementwise_geometry(&self.client, units);
-            // SAFETY: `coordinates` holds `elements` values (checked by `new`); unit
-            // `u < units` reads and writes vector `first + u`, which the split keeps below
-            // `elements`.
+            // SAFETY: `coordinates` holds `elements` values (checked by `new`); the kernel
+            // reads and writes vectors `first + i` for `i < vectors` only, which the split
+            // keeps below `elements`.
             unsafe {
                 nonzero_fill_padding::launch_unchecked(
                     &self.client,
@@ -554,7 +555,8 @@ impl CompactionStages {
                     InputScalar::new(fill, self.output_elem),
                     width,
                     first,
-                    units,
+                    vectors,
+                    PADDING_PER_UNIT,
                     self.output_elem,
                     self.count_elem,
                 );

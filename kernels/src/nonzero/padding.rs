@@ -3,9 +3,16 @@
 
 use cubecl::prelude::*;
 
-/// Sets the elements of vectors `first..first + units` of `rows` at and past
+/// Vectors each unit of [`nonzero_fill_padding`](fn@nonzero_fill_padding) stores, one after
+/// another: a CPU driver pays per unit, and runs a unit's stores to neighbouring addresses
+/// faster than stores spread across its SIMD lanes.
+pub(crate) const PADDING_PER_UNIT: usize = 8;
+
+/// Sets the elements of vectors `first..first + vectors` of `rows` at and past
 /// `count[0] * width` (the padding rows of `width` elements each) to `fill`, keeping those
-/// before it: a vector that straddles the boundary is read and written back.
+/// before it: a vector that straddles the boundary is read and written back. Unit `u` takes the
+/// `per_unit` consecutive vectors from `first + u * per_unit`; a unit wholly before the boundary
+/// stops after one test.
 #[cube(launch_unchecked, address_type = "dynamic")]
 pub fn nonzero_fill_padding<T: Int, N: Size, C: Int>(
     rows: &mut [Vector<T, N>],
@@ -13,31 +20,37 @@ pub fn nonzero_fill_padding<T: Int, N: Size, C: Int>(
     fill: InputScalar,
     width: usize,
     first: usize,
-    units: usize,
+    vectors: usize,
+    #[comptime] per_unit: usize,
     #[define(T)] _row_type: ElemType,
     #[define(C)] _count_type: ElemType,
 ) {
-    if ABSOLUTE_POS >= units {
+    let start = ABSOLUTE_POS * per_unit;
+    if start >= vectors {
         terminate!();
     }
-    let index = first + ABSOLUTE_POS;
-    let written = usize::cast_from(count[0]) * width;
     let lanes = rows.vector_size();
-    let start = index * lanes;
-    if start + lanes <= written {
+    let written = usize::cast_from(count[0]) * width;
+    if (first + start + per_unit) * lanes <= written {
         terminate!();
     }
     let fill = fill.get::<T>();
-    let mut value = Vector::<T, N>::new(fill);
-    if start < written {
-        let old = rows[index];
-        #[unroll]
-        for lane in 0..lanes {
-            value.insert(
-                lane,
-                select(start + lane < written, old.extract(lane), fill),
-            );
+    #[unroll]
+    for k in 0..per_unit {
+        if start + k < vectors {
+            let index = first + start + k;
+            let at = index * lanes;
+            if at >= written {
+                rows[index] = Vector::<T, N>::new(fill);
+            } else if at + lanes > written {
+                let old = rows[index];
+                let mut value = Vector::<T, N>::new(fill);
+                #[unroll]
+                for lane in 0..lanes {
+                    value.insert(lane, select(at + lane < written, old.extract(lane), fill));
+                }
+                rows[index] = value;
+            }
         }
     }
-    rows[index] = value;
 }
