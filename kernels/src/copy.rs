@@ -7,26 +7,34 @@ use cubecl::prelude::*;
 use cubecl::server::Handle;
 
 use crate::launch::{
-    bits_elem, can_bind, elementwise_geometry, launch_vectors_then_tail, require_len,
-    require_word_aligned, vector_size_for,
+    bits_elem, can_bind, elementwise_geometry, launch_vectors_then_tail, launched_units,
+    require_len, require_word_aligned, vector_size_for, vectors_per_unit,
 };
 use crate::strided::strided_offset;
 use crate::{InputView, KernelError};
 
-/// `output[i] = input[i]` for `units` vectors starting at vector `first`.
+/// `output[i] = input[i]` for the `vectors` vectors from vector `first`; unit `u` copies the
+/// `per_unit` consecutive ones from `first + u * per_unit`.
 #[cube(launch_unchecked, address_type = "dynamic")]
 pub fn copy_kernel<T: Numeric, N: Size>(
     input: &[Vector<T, N>],
     output: &mut [Vector<T, N>],
     first: usize,
-    units: usize,
+    vectors: usize,
+    #[comptime] per_unit: usize,
     #[define(T)] _type: ElemType,
 ) {
-    if ABSOLUTE_POS >= units {
+    let start = ABSOLUTE_POS * per_unit;
+    if start >= vectors {
         terminate!();
     }
-    let position = first + ABSOLUTE_POS;
-    output[position] = input[position];
+    #[unroll]
+    for k in 0..per_unit {
+        if start + k < vectors {
+            let position = first + start + k;
+            output[position] = input[position];
+        }
+    }
 }
 
 /// `output[word]` takes the bits of `input[word]` under `mask` and keeps its own elsewhere: the
@@ -86,23 +94,25 @@ pub fn launch_copy(
         (bits, len)
     };
     let vector = vector_size_for(client, &[elem.size()]);
-    let address = AddressType::from_len(len);
-    let launch = |vector: usize, first: usize, units: usize| {
-        let (count, dim) = elementwise_geometry(client, units);
+    let per_unit = vectors_per_unit(client);
+    let launch = |vector: usize, first: usize, vectors: usize| {
+        let (count, dim) = elementwise_geometry(client, vectors.div_ceil(per_unit));
+        let launched = launched_units(&count, dim).saturating_mul(per_unit);
         // SAFETY: both handles hold `len` elements (checked above; for words, the words that
         // hold the elements, which CubeCL binds whole); the kernel touches vectors
-        // `first..first + units`, which the calls below keep within `len`.
+        // `first..first + vectors`, which the calls below keep within `len`.
         unsafe {
             copy_kernel::launch_unchecked(
                 client,
                 count,
                 dim,
-                address,
+                AddressType::from_len(len.max(first.saturating_add(launched) * vector)),
                 vector,
                 BufferArg::from_raw_parts(input.clone(), len),
                 BufferArg::from_raw_parts(output.clone(), len),
                 first,
-                units,
+                vectors,
+                per_unit,
                 elem,
             );
         }

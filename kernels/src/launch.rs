@@ -367,6 +367,38 @@ pub(crate) fn vector_size_for(client: &Client, bytes: &[usize]) -> usize {
         .max(1)
 }
 
+/// Vectors each unit of an elementwise launch takes one after another on runtimes without plane
+/// operations (CPU drivers): they pay per unit, and run a unit's loads and stores to
+/// neighbouring addresses faster than ones spread across their SIMD lanes. With planes (GPUs)
+/// a unit takes one, so that neighbouring units touch neighbouring vectors.
+pub(crate) const CPU_VECTORS_PER_UNIT: usize = 8;
+
+/// [`CPU_VECTORS_PER_UNIT`] where `client` has no plane operations, 1 where it has them.
+pub(crate) fn vectors_per_unit(client: &Client) -> usize {
+    if client
+        .properties()
+        .features
+        .plane
+        .contains(cubecl::ir::features::Plane::Ops)
+    {
+        1
+    } else {
+        CPU_VECTORS_PER_UNIT
+    }
+}
+
+/// How many units a launch of `cubes` cubes of `dim` starts: every one of them forms its
+/// indices, past the work too, so the address type must cover them.
+pub(crate) fn launched_units(cubes: &CubeCount, dim: CubeDim) -> usize {
+    match cubes {
+        CubeCount::Static(x, y, z) => [*x, *y, *z, dim.num_elems()]
+            .into_iter()
+            .map(|n| n as usize)
+            .product(),
+        CubeCount::Dynamic(_) => usize::MAX,
+    }
+}
+
 /// One-dimensional launch geometry for `units` independent work items.
 pub(crate) fn elementwise_geometry(client: &Client, units: usize) -> (CubeCount, CubeDim) {
     let cube_dim = CubeDim::new(client, units);

@@ -225,3 +225,37 @@ fn narrow_buffer_copies_keep_the_bytes_past_the_end() {
         }
     }
 }
+
+/// `launch_copy` of 32- and 64-bit elements around a unit's run of vectors (one vector per
+/// unit on GPUs, several on CPU drivers) and a cube's: every element arrives, a tail that fills
+/// no whole vector included, and nothing past the end changes.
+#[test]
+fn copies_around_a_unit_and_a_cube_keep_the_bytes_past_the_end() {
+    let Some(client) = client() else { return };
+    for (elem, width) in [
+        (ElemType::Float(FloatKind::F32), 4),
+        (ElemType::UInt(UIntKind::U64), 8),
+    ] {
+        if !binds(&client, elem) {
+            continue;
+        }
+        for len in [31, 32, 33, 63, 65, 255, 257, 1023, 1025, 8191, 8193, 70_001] {
+            let input = bytes(len * width, len as u64);
+            let output = client.create_from_slice(&vec![GUARD_BYTE; len * width + GUARD]);
+            launch_copy(
+                &client,
+                client.create_from_slice(&input),
+                output.clone(),
+                elem,
+                len,
+            )
+            .unwrap_or_else(|err| panic!("{elem} x {len}: {err}"));
+            let actual = client.read_one(output).expect("read the output");
+            assert!(actual[..len * width] == input[..], "{elem} x {len}");
+            assert!(
+                actual[len * width..].iter().all(|&b| b == GUARD_BYTE),
+                "{elem} x {len}: a byte past the end changed"
+            );
+        }
+    }
+}

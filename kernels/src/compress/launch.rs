@@ -6,8 +6,8 @@ use cubecl::server::Handle;
 
 use super::gather::{SliceWalk, compress_gather_packed, compress_gather_slices};
 use crate::launch::{
-    bits_elem, can_bind, elementwise_geometry, require_binding, require_len, require_word_aligned,
-    vector_size_for,
+    CPU_VECTORS_PER_UNIT, bits_elem, can_bind, elementwise_geometry, launched_units,
+    require_binding, require_len, require_word_aligned, vector_size_for,
 };
 use crate::nonzero::{
     CompactionInput, CompactionOutput, CompactionPlan, CompactionStages, CubeScan,
@@ -54,11 +54,6 @@ pub struct CompressOutput {
     /// `outer * slices * inner` elements of the input's `elem`.
     pub values: Handle,
 }
-
-/// Output vectors each unit of the slice gather writes, one after another, on runtimes without
-/// planes: CPU drivers pay per unit and run a unit's neighbouring loads and stores faster than
-/// ones spread across their SIMD lanes.
-const GATHER_PER_UNIT: usize = 8;
 
 /// How the last launch moves the values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -259,17 +254,10 @@ fn compress_slices(
             let per_unit = if plan.scan == CubeScan::Planes {
                 1
             } else {
-                GATHER_PER_UNIT
+                CPU_VECTORS_PER_UNIT
             };
             let (cubes, dim) = elementwise_geometry(client, units.div_ceil(per_unit).max(1));
-            // Every unit launched forms the index of its first vector, past `units` too.
-            let launched = match &cubes {
-                CubeCount::Static(x, y, z) => [*x, *y, *z, dim.num_elems()]
-                    .into_iter()
-                    .map(|n| n as usize)
-                    .product::<usize>(),
-                _ => units,
-            };
+            let launched = launched_units(&cubes, dim);
             // SAFETY: the kernel writes output vectors `p < units` (the output holds `out_len`
             // elements, `units` vectors of them, or words of them, checked above) and reads
             // the input vector of a listed slice `s < axis_len` of the same outer index, below
@@ -279,7 +267,9 @@ fn compress_slices(
                     client,
                     cubes,
                     dim,
-                    AddressType::from_len(in_units.max(units).max(launched * per_unit) * vector),
+                    AddressType::from_len(
+                        in_units.max(units).max(launched.saturating_mul(per_unit)) * vector,
+                    ),
                     vector,
                     BufferArg::from_raw_parts(source, in_units.max(1)),
                     BufferArg::from_raw_parts(selected, slices.max(1)),

@@ -6,14 +6,14 @@ use cubecl::server::Handle;
 
 use super::count::{ElementRead, elements_per_vector, nonzero_tile_counts};
 use super::output_words::nonzero_output_words;
-use super::padding::{PADDING_PER_UNIT, nonzero_fill_padding};
+use super::padding::nonzero_fill_padding;
 use super::plan::{CompactionPlan, CubeScan};
 use super::scan::nonzero_scan_tiles;
 use super::tile::TileShape;
 use super::write::nonzero_write_coordinates;
 use crate::launch::{
-    can_bind, elementwise_geometry, launch_vectors_then_tail, require_binding, require_len,
-    require_word_aligned, vector_size_for,
+    CPU_VECTORS_PER_UNIT, can_bind, elementwise_geometry, launch_vectors_then_tail, launched_units,
+    require_binding, require_len, require_word_aligned, vector_size_for,
 };
 use crate::{KernelError, StorageWidth};
 
@@ -536,10 +536,19 @@ impl CompactionStages {
         let width = self.dims.len();
         let elements = self.len * width;
         let vector = vector_size_for(&self.client, &[self.output_elem.size()]);
-        let address = AddressType::from_len(elements);
         launch_vectors_then_tail(elements, vector, |vector, first, vectors| {
-            let units = vectors.div_ceil(PADDING_PER_UNIT);
+            let units = vectors.div_ceil(CPU_VECTORS_PER_UNIT);
             let (cubes, dim) = elementwise_geometry(&self.client, units);
+            // Every unit launched forms the index of its first vector, past the work too.
+            let launched = launched_units(&cubes, dim).saturating_mul(CPU_VECTORS_PER_UNIT);
+            let address = AddressType::from_len(
+                elements.max(
+                    first
+                        .saturating_add(launched)
+                        .saturating_add(CPU_VECTORS_PER_UNIT)
+                        .saturating_mul(vector),
+                ),
+            );
             // SAFETY: `coordinates` holds `elements` values (checked by `new`); the kernel
             // reads and writes vectors `first + i` for `i < vectors` only, which the split
             // keeps below `elements`.
@@ -556,7 +565,7 @@ impl CompactionStages {
                     width,
                     first,
                     vectors,
-                    PADDING_PER_UNIT,
+                    CPU_VECTORS_PER_UNIT,
                     self.output_elem,
                     self.count_elem,
                 );

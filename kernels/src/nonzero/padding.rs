@@ -3,11 +3,6 @@
 
 use cubecl::prelude::*;
 
-/// Vectors each unit of [`nonzero_fill_padding`](fn@nonzero_fill_padding) stores, one after
-/// another: a CPU driver pays per unit, and runs a unit's stores to neighbouring addresses
-/// faster than stores spread across its SIMD lanes.
-pub(crate) const PADDING_PER_UNIT: usize = 8;
-
 /// Sets the elements of vectors `first..first + vectors` of `rows` at and past
 /// `count[0] * width` (the padding rows of `width` elements each) to `fill`, keeping those
 /// before it: a vector that straddles the boundary is read and written back. Unit `u` takes the
