@@ -189,6 +189,36 @@ proptest! {
     }
 }
 
+/// Copies the first `len` elements of `width` bytes of `input` with `launch_copy` into an output
+/// followed by guard bytes, and checks that exactly those bytes arrived.
+fn copy_and_check(
+    client: &Client,
+    elem: ElemType,
+    width: usize,
+    len: usize,
+    input: &[u8],
+    case: &str,
+) {
+    let output = client.create_from_slice(&vec![GUARD_BYTE; len * width + GUARD]);
+    launch_copy(
+        client,
+        client.create_from_slice(input),
+        output.clone(),
+        elem,
+        len,
+    )
+    .unwrap_or_else(|err| panic!("{elem} x {len}: {err}"));
+    let actual = client.read_one(output).expect("read the output");
+    assert!(
+        actual[..len * width] == input[..len * width],
+        "{elem} x {len} ({case}): the elements differ"
+    );
+    assert!(
+        actual[len * width..].iter().all(|&b| b == GUARD_BYTE),
+        "{elem} x {len} ({case}): a byte past the end changed"
+    );
+}
+
 /// `launch_copy` of 8- and 16-bit elements, which WGSL and OpenGL copy as 32-bit words: every
 /// length from 0 to 9 elements, the output's bytes past the last element (in its last word and
 /// after it) keep their guard value.
@@ -202,25 +232,15 @@ fn narrow_buffer_copies_keep_the_bytes_past_the_end() {
     ] {
         let words = !binds(&client, elem);
         for len in 0..10usize {
+            // Input bytes past the copied elements, which must not travel.
             let input = bytes(len * width + 4, len as u64);
-            let output = client.create_from_slice(&vec![GUARD_BYTE; len * width + GUARD]);
-            launch_copy(
+            copy_and_check(
                 &client,
-                client.create_from_slice(&input),
-                output.clone(),
                 elem,
+                width,
                 len,
-            )
-            .unwrap_or_else(|err| panic!("{elem} x {len}: {err}"));
-            let actual = client.read_one(output).expect("read the output");
-            assert_eq!(
-                &actual[..len * width],
-                &input[..len * width],
-                "{elem} x {len} (words: {words})"
-            );
-            assert!(
-                actual[len * width..].iter().all(|&b| b == GUARD_BYTE),
-                "{elem} x {len} (words: {words}): a byte past the end changed"
+                &input,
+                &format!("words: {words}"),
             );
         }
     }
@@ -241,21 +261,7 @@ fn copies_around_a_unit_and_a_cube_keep_the_bytes_past_the_end() {
         }
         for len in [31, 32, 33, 63, 65, 255, 257, 1023, 1025, 8191, 8193, 70_001] {
             let input = bytes(len * width, len as u64);
-            let output = client.create_from_slice(&vec![GUARD_BYTE; len * width + GUARD]);
-            launch_copy(
-                &client,
-                client.create_from_slice(&input),
-                output.clone(),
-                elem,
-                len,
-            )
-            .unwrap_or_else(|err| panic!("{elem} x {len}: {err}"));
-            let actual = client.read_one(output).expect("read the output");
-            assert!(actual[..len * width] == input[..], "{elem} x {len}");
-            assert!(
-                actual[len * width..].iter().all(|&b| b == GUARD_BYTE),
-                "{elem} x {len}: a byte past the end changed"
-            );
+            copy_and_check(&client, elem, width, len, &input, "typed");
         }
     }
 }
