@@ -123,9 +123,10 @@ fn load_or_zero<I: Int, N: Size>(
 
 /// Step 1: `tile_counts[t]` = number of non-zero elements in tile `t` with planes, or without
 /// `tile_counts[t * cube_size + s]` = the number in the run of the unit in slot `s` (no
-/// barrier then); and tile `t`'s part of the mask (see [`TileShape`]). `vectors` counts input vectors and `len` elements; `read`
-/// says how a vector holds them. The last word of 8- or 16-bit elements read as words may hold
-/// bytes past element `len - 1`, which are never counted.
+/// barrier then); and tile `t`'s part of the mask (see [`TileShape`]). `vectors` counts input
+/// vectors and `len` elements; `read` says how a vector holds them. The last word of 8- or
+/// 16-bit elements read as words may hold bytes past element `len - 1`, which are never
+/// counted.
 #[cube(launch_unchecked, address_type = "dynamic")]
 pub fn nonzero_tile_counts<I: Int, N: Size>(
     input: &[Vector<I, N>],

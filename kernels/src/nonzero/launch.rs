@@ -420,8 +420,9 @@ impl CompactionStages {
         // SAFETY: the kernel reads `input` below `vectors * vector = scalars` of its scalars
         // (elements, or whole words of a handle `new` checked to hold `len` elements, which
         // CubeCL binds rounded up to whole words) and writes `tile_counts` below `runs()`
-        // (tile `t < tiles`, slot `s < cube_size` without planes) and the mask below `tiles * words * cube_size` elements, by construction of the tile
-        // geometry `new` checked.
+        // (tile `t < tiles`, slot `s < cube_size` without planes) and the mask below
+        // `tiles * words * cube_size` elements, by construction of the tile geometry `new`
+        // checked.
         unsafe {
             nonzero_tile_counts::launch_unchecked(
                 &self.client,
