@@ -7,6 +7,7 @@
 //! `cargo run --example dtype_support` (the default device: wgpu with WGSL), or with
 //! `--features vulkan -- vulkan` for the SPIR-V path.
 
+use burn::tensor::kind::Basic;
 use burn::tensor::{Bool, DType, Device, DeviceKind, Float, Int, IntDType, Tensor, TensorData};
 use burn_dml_ops::prelude::*;
 
@@ -176,26 +177,34 @@ fn compress(device: &Device, dtype: DType, rows: bool) -> Result<Vec<i64>, DmlOp
     let keep = Tensor::<1, Bool>::from_data([true, false, true], device);
     let output = if dtype.is_float() {
         let x = Tensor::<1, Float>::from_data(data, (device, dtype));
-        if rows {
-            x.reshape([3, 2])
-                .try_compress_axis(0, keep)?
-                .values
-                .into_data()
-        } else {
-            x.try_compress(mask)?.values.into_data()
-        }
+        compress_kind(x, rows, mask, keep)?
     } else {
         let x = Tensor::<1, Int>::from_data(data, (device, dtype));
-        if rows {
-            x.reshape([3, 2])
-                .try_compress_axis(0, keep)?
-                .values
-                .into_data()
-        } else {
-            x.try_compress(mask)?.values.into_data()
-        }
+        compress_kind(x, rows, mask, keep)?
     };
     Ok(as_i64(output))
+}
+
+/// [`compress`]'s two calls on a tensor of either kind: `x` by `mask`, or the rows of its
+/// `[3, 2]` form by `keep`.
+fn compress_kind<K: Basic>(
+    x: Tensor<1, K>,
+    rows: bool,
+    mask: Tensor<1, Bool>,
+    keep: Tensor<1, Bool>,
+) -> Result<TensorData, DmlOpsError>
+where
+    Tensor<1, K>: CompressExt<1, K>,
+    Tensor<2, K>: CompressExt<2, K>,
+{
+    Ok(if rows {
+        x.reshape([3, 2])
+            .try_compress_axis(0, keep)?
+            .values
+            .into_data()
+    } else {
+        x.try_compress(mask)?.values.into_data()
+    })
 }
 
 fn compress_cell(device: &Device, dtype: DType, rows: bool) -> String {

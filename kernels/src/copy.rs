@@ -7,8 +7,8 @@ use cubecl::prelude::*;
 use cubecl::server::Handle;
 
 use crate::launch::{
-    bits_elem, can_bind, elementwise_geometry, launch_vectors_then_tail, launched_units,
-    require_len, require_word_aligned, vector_size_for, vectors_per_unit,
+    RunGeometry, bits_elem, can_bind, elementwise_geometry, launch_vectors_then_tail, require_len,
+    require_word_aligned, vector_size_for, vectors_per_unit,
 };
 use crate::strided::strided_offset;
 use crate::{InputView, KernelError};
@@ -96,17 +96,16 @@ pub fn launch_copy(
     let vector = vector_size_for(client, &[elem.size()]);
     let per_unit = vectors_per_unit(client);
     let launch = |vector: usize, first: usize, vectors: usize| {
-        let (count, dim) = elementwise_geometry(client, vectors.div_ceil(per_unit));
-        let launched = launched_units(&count, dim).saturating_mul(per_unit);
+        let run = RunGeometry::new(client, vectors, per_unit);
         // SAFETY: both handles hold `len` elements (checked above; for words, the words that
         // hold the elements, which CubeCL binds whole); the kernel touches vectors
         // `first..first + vectors`, which the calls below keep within `len`.
         unsafe {
             copy_kernel::launch_unchecked(
                 client,
-                count,
-                dim,
-                AddressType::from_len(len.max(first.saturating_add(launched) * vector)),
+                run.cubes,
+                run.dim,
+                AddressType::from_len(len.max(first.saturating_add(run.reach) * vector)),
                 vector,
                 BufferArg::from_raw_parts(input.clone(), len),
                 BufferArg::from_raw_parts(output.clone(), len),

@@ -373,29 +373,51 @@ pub(crate) fn vector_size_for(client: &Client, bytes: &[usize]) -> usize {
 /// a unit takes one, so that neighbouring units touch neighbouring vectors.
 pub(crate) const CPU_VECTORS_PER_UNIT: usize = 8;
 
-/// [`CPU_VECTORS_PER_UNIT`] where `client` has no plane operations, 1 where it has them.
-pub(crate) fn vectors_per_unit(client: &Client) -> usize {
-    if client
+/// Whether `client` has plane (subgroup) operations: GPUs do; CPU drivers such as lavapipe
+/// (cubecl-wgpu turns planes off on CPU adapters) and OpenGL do not.
+pub(crate) fn has_planes(client: &Client) -> bool {
+    client
         .properties()
         .features
         .plane
         .contains(cubecl::ir::features::Plane::Ops)
-    {
+}
+
+/// [`CPU_VECTORS_PER_UNIT`] where `client` has no plane operations, 1 where it has them.
+pub(crate) fn vectors_per_unit(client: &Client) -> usize {
+    if has_planes(client) {
         1
     } else {
         CPU_VECTORS_PER_UNIT
     }
 }
 
-/// How many units a launch of `cubes` cubes of `dim` starts: every one of them forms its
-/// indices, past the work too, so the address type must cover them.
-pub(crate) fn launched_units(cubes: &CubeCount, dim: CubeDim) -> usize {
-    match cubes {
-        CubeCount::Static(x, y, z) => [*x, *y, *z, dim.num_elems()]
-            .into_iter()
-            .map(|n| n as usize)
-            .product(),
-        CubeCount::Dynamic(_) => usize::MAX,
+/// A one-dimensional launch over `vectors` work items, `per_unit` consecutive ones to a unit.
+#[derive(Clone, Debug)]
+pub(crate) struct RunGeometry {
+    pub cubes: CubeCount,
+    pub dim: CubeDim,
+    /// Items from the first that the launched units' runs span, past `vectors` too: every unit
+    /// forms the index of its run's items before testing them, so a launch's address type must
+    /// cover its first item plus this many.
+    pub reach: usize,
+}
+
+impl RunGeometry {
+    pub fn new(client: &Client, vectors: usize, per_unit: usize) -> Self {
+        let (cubes, dim) = elementwise_geometry(client, vectors.div_ceil(per_unit).max(1));
+        let units = match &cubes {
+            CubeCount::Static(x, y, z) => [*x, *y, *z, dim.num_elems()]
+                .into_iter()
+                .map(|n| n as usize)
+                .product(),
+            CubeCount::Dynamic(_) => usize::MAX,
+        };
+        Self {
+            cubes,
+            dim,
+            reach: units.saturating_mul(per_unit),
+        }
     }
 }
 

@@ -3,8 +3,9 @@
 //! BitCount and NonZeroCoordinates return Int tensors, which carry no gradient: a tracked Float
 //! input is read through its primitive. Compress on Float tensors records its backward pass
 //! (each selected element's gradient back to its position, zero elsewhere). ScatterND on Float
-//! tensors records its backward pass for `Assign` and `Add`; `Mul`, `Min` and `Max` refuse tracked operands (the tensor extension
-//! trait turns that into a [`DmlOpsError`](crate::DmlOpsError) before it gets here).
+//! tensors records its backward pass for `Assign` and `Add`; `Mul`, `Min` and `Max` refuse
+//! tracked operands (the tensor extension trait turns that into a
+//! [`DmlOpsError`](crate::DmlOpsError) before it gets here).
 
 use burn::backend::Autodiff;
 use burn::backend::TensorMetadata;

@@ -305,8 +305,9 @@ fn nonzero_coordinates(
     (count, coordinates)
 }
 
-/// Compress along `axis`: the compaction lists the condition's true slices, one more launch
-/// moves them (as raw bits, so every dtype runs) and writes the zero padding.
+/// Compress along `axis` through `launch_compress`, moving raw bits so every dtype runs: a
+/// mask over elements goes through the compaction's own write, slices through a list of the
+/// selected ones and one launch that moves them and writes the zero padding.
 fn compress(
     input: CubeTensor,
     condition: CubeTensor,

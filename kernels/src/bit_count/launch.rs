@@ -2,10 +2,9 @@
 
 use super::kernel::{WordsLayout, bit_count_kernel, bit_count_words_kernel, elements_per_unit};
 use crate::launch::{
-    can_bind, elementwise_geometry, require_binding, require_len, require_word_aligned,
+    can_bind, elementwise_geometry, has_planes, require_binding, require_len, require_word_aligned,
 };
 use crate::{InputView, KernelError};
-use cubecl::features::Plane;
 use cubecl::ir::ElemType;
 use cubecl::prelude::*;
 use cubecl::server::Handle;
@@ -40,7 +39,7 @@ impl BitCountPath {
     /// group's loads are narrower than a vector's); one on CPU drivers, which gain nothing
     /// from loads in flight.
     pub fn for_input(client: &Client, input: &InputView, output_elem: ElemType) -> Self {
-        let gpu = client.properties().features.plane.contains(Plane::Ops);
+        let gpu = has_planes(client);
         let (vectors, groups) = if gpu { (4, 8) } else { (1, 1) };
         if input.is_contiguous()
             && can_bind(client, input.width.unsigned())

@@ -6,8 +6,8 @@ use cubecl::server::Handle;
 
 use super::gather::{SliceWalk, compress_gather_packed, compress_gather_slices};
 use crate::launch::{
-    CPU_VECTORS_PER_UNIT, bits_elem, can_bind, elementwise_geometry, launched_units,
-    require_binding, require_len, require_word_aligned, vector_size_for,
+    CPU_VECTORS_PER_UNIT, RunGeometry, bits_elem, can_bind, elementwise_geometry, require_binding,
+    require_len, require_word_aligned, vector_size_for,
 };
 use crate::nonzero::{
     CompactionInput, CompactionOutput, CompactionPlan, CompactionStages, CubeScan,
@@ -256,8 +256,7 @@ fn compress_slices(
             } else {
                 CPU_VECTORS_PER_UNIT
             };
-            let (cubes, dim) = elementwise_geometry(client, units.div_ceil(per_unit).max(1));
-            let launched = launched_units(&cubes, dim);
+            let run = RunGeometry::new(client, units, per_unit);
             // SAFETY: the kernel writes output vectors `p < units` (the output holds `out_len`
             // elements, `units` vectors of them, or words of them, checked above) and reads
             // the input vector of a listed slice `s < axis_len` of the same outer index, below
@@ -265,11 +264,9 @@ fn compress_slices(
             unsafe {
                 compress_gather_slices::launch_unchecked(
                     client,
-                    cubes,
-                    dim,
-                    AddressType::from_len(
-                        in_units.max(units).max(launched.saturating_mul(per_unit)) * vector,
-                    ),
+                    run.cubes,
+                    run.dim,
+                    AddressType::from_len(in_units.max(units).max(run.reach) * vector),
                     vector,
                     BufferArg::from_raw_parts(source, in_units.max(1)),
                     BufferArg::from_raw_parts(selected, slices.max(1)),

@@ -12,7 +12,7 @@ use super::scan::nonzero_scan_tiles;
 use super::tile::TileShape;
 use super::write::nonzero_write_coordinates;
 use crate::launch::{
-    CPU_VECTORS_PER_UNIT, can_bind, elementwise_geometry, launch_vectors_then_tail, launched_units,
+    CPU_VECTORS_PER_UNIT, RunGeometry, can_bind, elementwise_geometry, launch_vectors_then_tail,
     require_binding, require_len, require_word_aligned, vector_size_for,
 };
 use crate::{KernelError, StorageWidth};
@@ -538,26 +538,17 @@ impl CompactionStages {
         let elements = self.len * width;
         let vector = vector_size_for(&self.client, &[self.output_elem.size()]);
         launch_vectors_then_tail(elements, vector, |vector, first, vectors| {
-            let units = vectors.div_ceil(CPU_VECTORS_PER_UNIT);
-            let (cubes, dim) = elementwise_geometry(&self.client, units);
-            // Every unit launched forms the index of its first vector, past the work too.
-            let launched = launched_units(&cubes, dim).saturating_mul(CPU_VECTORS_PER_UNIT);
-            let address = AddressType::from_len(
-                elements.max(
-                    first
-                        .saturating_add(launched)
-                        .saturating_add(CPU_VECTORS_PER_UNIT)
-                        .saturating_mul(vector),
-                ),
-            );
+            let run = RunGeometry::new(&self.client, vectors, CPU_VECTORS_PER_UNIT);
+            let address =
+                AddressType::from_len(elements.max(first.saturating_add(run.reach) * vector));
             // SAFETY: `coordinates` holds `elements` values (checked by `new`); the kernel
             // reads and writes vectors `first + i` for `i < vectors` only, which the split
             // keeps below `elements`.
             unsafe {
                 nonzero_fill_padding::launch_unchecked(
                     &self.client,
-                    cubes,
-                    dim,
+                    run.cubes,
+                    run.dim,
                     address,
                     vector,
                     BufferArg::from_raw_parts(self.coordinates.clone(), elements / vector),

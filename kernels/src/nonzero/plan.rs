@@ -1,11 +1,11 @@
 //! How the compaction lays its work out: the cube-wide scan, the units per cube and the vectors
 //! per unit, checked against the runtime's limits.
 
-use cubecl::ir::features::Plane;
 use cubecl::prelude::*;
 
 use super::scan::STAGED_PER_UNIT;
 use crate::KernelError;
+use crate::launch::has_planes;
 
 /// How the compaction's kernels scan across a cube.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -23,7 +23,7 @@ impl CubeScan {
     /// [`CubeScan::Planes`] where `client` reports plane operations, [`CubeScan::Shared`]
     /// elsewhere (lavapipe: cubecl-wgpu turns planes off on CPU adapters).
     pub fn for_client(client: &Client) -> Self {
-        if client.properties().features.plane.contains(Plane::Ops) {
+        if has_planes(client) {
             Self::Planes
         } else {
             Self::Shared

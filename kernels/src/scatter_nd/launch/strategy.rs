@@ -1,11 +1,10 @@
 //! Which strategy applies a scatter's updates, and how the kernels hold its data.
 
 use cubecl::features::{AtomicUsage, TypeUsage};
-use cubecl::ir::features::Plane;
 use cubecl::ir::{ElemType, FloatKind, Type};
 use cubecl::prelude::*;
 
-use crate::launch::{bits_elem, can_bind};
+use crate::launch::{bits_elem, can_bind, has_planes};
 use crate::scatter_nd::{ReduceOp, WordKind};
 use crate::{KernelError, StorageWidth};
 
@@ -57,7 +56,7 @@ pub fn scatter_strategy(
     data_elem: ElemType,
     reduction: ScatterReduction,
 ) -> ScatterStrategy {
-    let lists = if client.properties().features.plane.contains(Plane::Ops) {
+    let lists = if has_planes(client) {
         ScatterStrategy::SegmentedLists
     } else {
         ScatterStrategy::Lists
