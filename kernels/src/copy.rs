@@ -49,9 +49,10 @@ pub fn copy_tail_word_kernel(input: &[u32], output: &mut [u32], word: usize, mas
 
 /// Copies `len` elements of `elem` from `input` to `output` (distinct buffers), with the widest
 /// vectors the runtime favours and a one-lane launch for the tail. Only bits move: `elem` may be
-/// any type of a fixed width (bools included). Elements the runtime [cannot bind](crate#types-the-runtime-cannot-bind) are
-/// copied as the 32-bit words that hold them, so then both handles must start on a 4-byte boundary; the output's bytes past the last
-/// element keep their value.
+/// any type of a fixed width (bools included). Elements the runtime [cannot
+/// bind](crate#types-the-runtime-cannot-bind) are copied as the 32-bit words that hold them, so
+/// then both handles must start on a 4-byte boundary; the output's bytes past the last element keep
+/// their value.
 ///
 /// # Errors
 ///
@@ -160,9 +161,9 @@ pub fn contiguous_words_kernel(
 }
 
 /// Copies the strided view `input` into `output`, contiguous, through 32-bit words: for element
-/// types the runtime [cannot bind](crate#types-the-runtime-cannot-bind), where a typed copy cannot run. `output` gets `len` elements in row-major order, and its last
-/// word's bytes past them are zeroed, so it must hold whole words: at least
-/// `(len * width).div_ceil(4) * 4` bytes.
+/// types the runtime [cannot bind](crate#types-the-runtime-cannot-bind), where a typed copy cannot
+/// run. `output` gets `len` elements in row-major order, and its last word's bytes past them are
+/// zeroed, so it must hold whole words: at least `(len * width).div_ceil(4) * 4` bytes.
 ///
 /// # Errors
 ///

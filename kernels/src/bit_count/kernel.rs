@@ -111,9 +111,9 @@ fn count_contiguous(
 }
 
 /// Stores the counts of elements `first..first + per_unit` (in `counts[at..at + per_unit]`) as
-/// `bytes`-byte integers into the words of `output`, skipping elements past `len`. A word that also holds bytes past the last
-/// element keeps them: it is read, merged and written back, so the store never changes a byte
-/// outside the output even when the buffer continues past it.
+/// `bytes`-byte integers into the words of `output`, skipping elements past `len`. A word that also
+/// holds bytes past the last element keeps them: it is read, merged and written back, so the store
+/// never changes a byte outside the output even when the buffer continues past it.
 #[cube]
 fn store_counts(
     output: &mut [u32],

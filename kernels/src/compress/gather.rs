@@ -162,11 +162,11 @@ pub fn compress_gather_slices<T: Numeric, N: Size, C: Int>(
     }
 }
 
-/// [`compress_gather_slices`](fn@compress_gather_slices) for 8- and 16-bit elements that the runtime
-/// [cannot bind](crate#types-the-runtime-cannot-bind) and whose slices do not fill whole
-/// words: unit `w` writes output word `w` of `words`, the `32 / element_bits` elements it holds
-/// (of `elements`), each from the input word that holds its source (of `elements_in`). The
-/// last word's bits past the output keep their value: they may belong to whatever follows it.
+/// [`compress_gather_slices`](fn@compress_gather_slices) for 8- and 16-bit elements that the
+/// runtime [cannot bind](crate#types-the-runtime-cannot-bind) and whose slices do not fill whole
+/// words: unit `w` writes output word `w` of `words`, the `32 / element_bits` elements it holds (of
+/// `elements`), each from the input word that holds its source (of `elements_in`). The last word's
+/// bits past the output keep their value: they may belong to whatever follows it.
 #[cube(launch_unchecked, address_type = "dynamic")]
 pub fn compress_gather_packed<C: Int>(
     input: &[u32],

@@ -4,12 +4,12 @@ use cubecl::ir::{ElemType, UIntKind};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 
-use super::count::{ElementRead, elements_per_vector, nonzero_tile_counts};
+use super::count::{ElementRead, nonzero_tile_counts};
+use super::geometry::Geometry;
 use super::output_words::nonzero_output_words;
 use super::padding::nonzero_fill_padding;
-use super::plan::{CompactionPlan, CubeScan};
+use super::plan::CompactionPlan;
 use super::scan::nonzero_scan_tiles;
-use super::tile::TileShape;
 use super::write::nonzero_write_coordinates;
 use crate::launch::{
     CPU_VECTORS_PER_UNIT, RunGeometry, can_bind, elementwise_geometry, launch_vectors_then_tail,
@@ -32,8 +32,8 @@ pub struct CompactionInput<'a> {
     /// The buffer: `dims.iter().product()` contiguous elements of `width`.
     pub handle: Handle,
     /// The elements' width: they are read as the unsigned integer of that width, or where the
-    /// runtime [cannot bind](crate#types-the-runtime-cannot-bind) it as 32-bit words, which needs the handle to start
-    /// on a 4-byte boundary.
+    /// runtime [cannot bind](crate#types-the-runtime-cannot-bind) it as 32-bit words, which needs
+    /// the handle to start on a 4-byte boundary.
     pub width: StorageWidth,
     /// Which bits make an element non-zero.
     pub predicate: NonZeroPredicate,
@@ -61,13 +61,15 @@ pub struct CompactionOutput {
 /// Row `i < count` of the coordinates gets the `i`-th non-zero element's coordinates in the
 /// input's last `N` dimensions, in ascending element order; the other rows are left as they
 /// were, or set to `output.fill` when given. `plan` lays the work out
-/// ([`CompactionPlan::for_len`] chooses for the runtime and the size); [`CubeScan::Planes`]
-/// needs plane operations, and its kernels fail to compile where the runtime has none.
+/// ([`CompactionPlan::for_len`] chooses for the runtime and the size);
+/// [`CubeScan::Planes`](super::CubeScan::Planes) needs plane operations, and its kernels fail to
+/// compile where the runtime has none.
 ///
 /// Three launches, none of which waits for the host: the tile counts (which read the input once
 /// and leave one bit per element), the tile offsets (one cube), and the coordinates with the
-/// padding (from the bits; without planes the padding takes a fourth launch of vector stores). Every store is guarded by the buffers' lengths, whatever the scans
-/// compute. [`CompactionStages`] runs them one at a time.
+/// padding (from the bits; without planes the padding takes a fourth launch of vector stores).
+/// Every store is guarded by the buffers' lengths, whatever the scans compute.
+/// [`CompactionStages`] runs them one at a time.
 ///
 /// # Errors
 ///
@@ -119,63 +121,6 @@ pub struct CompactionStages {
     output_words: Option<OutputWords>,
 }
 
-/// The tile geometry of a compaction, and the address type of its kernels.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Geometry {
-    shape: TileShape,
-    tiles: usize,
-    /// Mask words: `words` per unit of every tile (at least one).
-    mask_len: usize,
-    /// Wide enough for every index the kernels form ([`Geometry::new`]).
-    address: AddressType,
-}
-
-impl Geometry {
-    /// The runs the count kernel counts and the scan offsets: one per tile with planes, one per
-    /// unit of every tile without.
-    fn runs(&self) -> usize {
-        if self.shape.planes {
-            self.tiles
-        } else {
-            self.tiles * self.shape.cube_size
-        }
-    }
-
-    /// The geometry of `len` elements with `width` coordinates each, held in `scalars` scalars
-    /// read in vectors of `vector` (elements as `read.element_bits` says), laid out by `plan`.
-    fn new(
-        len: usize,
-        width: usize,
-        (scalars, vector): (usize, usize),
-        read: ElementRead,
-        plan: CompactionPlan,
-    ) -> Self {
-        let lanes = elements_per_vector(vector, read.element_bits);
-        let tiles = (scalars / vector).div_ceil(plan.tile_vectors());
-        let words = plan.per_unit.div_ceil(32 / lanes);
-        let mask_len = (tiles * words * plan.cube_size).max(1);
-        // The kernels form indices past the input's end too: a last, partial tile still
-        // spans a whole tile of vectors (the count) and of elements (the write).
-        let padded = tiles * plan.tile_vectors() * vector.max(lanes);
-        let largest = [len, scalars, len.saturating_mul(width), mask_len, padded]
-            .into_iter()
-            .max()
-            .unwrap_or(0);
-        Self {
-            shape: TileShape {
-                cube_size: plan.cube_size,
-                per_unit: plan.per_unit,
-                lanes,
-                words,
-                planes: plan.scan == CubeScan::Planes,
-            },
-            tiles,
-            mask_len,
-            address: AddressType::from_len(largest),
-        }
-    }
-}
-
 /// Outputs of an integer type the runtime cannot bind, written as 32-bit words.
 struct OutputWords {
     count: Handle,
@@ -193,8 +138,8 @@ impl CompactionStages {
     ///
     /// [`KernelError`] when `output.elem` is not an integer, an input read as 32-bit words (see
     /// [`CompactionInput::width`]) or an output written as words (an integer type the runtime
-    /// cannot bind) does not start on a 4-byte boundary, a handle is too small, the element count overflows or does not fit
-    /// in `u32`, or `plan` is out of range.
+    /// cannot bind) does not start on a 4-byte boundary, a handle is too small, the element count
+    /// overflows or does not fit in `u32`, or `plan` is out of range.
     pub fn new(
         client: &Client,
         input: &CompactionInput<'_>,
@@ -393,8 +338,9 @@ impl CompactionStages {
         self.scalars / self.vector
     }
 
-    /// Whether the count kernel reads the input as 32-bit words: where the runtime [cannot bind](crate#types-the-runtime-cannot-bind)
-    /// the unsigned type of the input's width. Otherwise it reads that type itself.
+    /// Whether the count kernel reads the input as 32-bit words: where the runtime [cannot
+    /// bind](crate#types-the-runtime-cannot-bind) the unsigned type of the input's width. Otherwise
+    /// it reads that type itself.
     pub fn reads_words(&self) -> bool {
         self.read.element_bits != 0
     }
@@ -602,51 +548,5 @@ impl CompactionStages {
                 out.fill.is_some(),
             );
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    const READ_F32: ElementRead = ElementRead {
-        ignore_sign: true,
-        element_bits: 0,
-    };
-
-    /// The address type covers every index the kernels form, not only the buffers' lengths:
-    /// just under 2^32 elements, the last tile's padding runs past 2^32.
-    #[test]
-    fn the_address_type_covers_the_last_tiles_padding() {
-        let plan = CompactionPlan::new(CubeScan::Planes);
-        let len = (u32::MAX - 3) as usize;
-        let geometry = Geometry::new(len, 1, (len, 4), READ_F32, plan);
-        assert!(geometry.tiles * plan.tile_vectors() * 4 > u32::MAX as usize);
-        assert_eq!(geometry.address, AddressType::U64);
-        // A whole number of tiles below 2^32 keeps 32-bit addresses.
-        let len = 1 << 24;
-        assert_eq!(
-            Geometry::new(len, 1, (len, 4), READ_F32, plan).address,
-            AddressType::U32
-        );
-        // Coordinates wider than one column count too.
-        let len = 1 << 31;
-        assert_eq!(
-            Geometry::new(len, 3, (len, 4), READ_F32, plan).address,
-            AddressType::U64
-        );
-    }
-
-    /// Plans whose scans need more shared memory than a runtime has are refused by size: the
-    /// plane scan of 1024 units needs more than Metal's 32 KiB.
-    #[test]
-    fn shared_memory_grows_with_the_cube() {
-        let planes = CompactionPlan {
-            cube_size: 1024,
-            ..CompactionPlan::new(CubeScan::Planes)
-        };
-        assert!(planes.shared_memory() > 32 * 1024);
-        assert!(CompactionPlan::new(CubeScan::Planes).shared_memory() <= 16 * 1024);
-        assert!(CompactionPlan::new(CubeScan::Shared).shared_memory() <= 16 * 1024);
     }
 }

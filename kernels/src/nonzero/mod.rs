@@ -28,6 +28,7 @@
 //! launch arguments, so a call uploads nothing.
 
 mod count;
+mod geometry;
 mod launch;
 mod output_words;
 mod padding;

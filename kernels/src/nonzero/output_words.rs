@@ -1,6 +1,7 @@
-//! Outputs of an integer type the runtime [cannot bind](crate#types-the-runtime-cannot-bind): the compaction writes `u32` coordinates and count into scratch
-//! buffers, and one more launch stores them into the outputs as 32-bit words, two or four
-//! values to a word or one value to two words, with the padding rows set to the fill value.
+//! Outputs of an integer type the runtime [cannot bind](crate#types-the-runtime-cannot-bind): the
+//! compaction writes `u32` coordinates and count into scratch buffers, and one more launch stores
+//! them into the outputs as 32-bit words, two or four values to a word or one value to two words,
+//! with the padding rows set to the fill value.
 
 use cubecl::prelude::*;
 

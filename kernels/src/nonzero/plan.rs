@@ -156,3 +156,21 @@ impl CompactionPlan {
 /// The element count from which [`CompactionPlan::for_len`] gives runtimes without planes runs
 /// of 32 vectors per unit.
 pub(super) const LONG_RUNS_FROM: usize = 1 << 20;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Plans whose scans need more shared memory than a runtime has are refused by size: the
+    /// plane scan of 1024 units needs more than Metal's 32 KiB.
+    #[test]
+    fn shared_memory_grows_with_the_cube() {
+        let planes = CompactionPlan {
+            cube_size: 1024,
+            ..CompactionPlan::new(CubeScan::Planes)
+        };
+        assert!(planes.shared_memory() > 32 * 1024);
+        assert!(CompactionPlan::new(CubeScan::Planes).shared_memory() <= 16 * 1024);
+        assert!(CompactionPlan::new(CubeScan::Shared).shared_memory() <= 16 * 1024);
+    }
+}

@@ -130,10 +130,11 @@ pub(super) fn update_target<I: Int>(
     )
 }
 
-/// Resolves index `i` of the `len` indices in `indices` (`bits` wide, read as 32-bit words)
-/// against its dimension, `dims[i % k]`, into `coordinates[i]`: wrapped, clamped, or
-/// `u32::MAX` (skipped). For indices of a type the runtime [cannot bind](crate#types-the-runtime-cannot-bind); the other kernels then read the coordinates as unsigned
-/// indices with the `Skip` policy, and `u32::MAX` is out of range for every dimension.
+/// Resolves index `i` of the `len` indices in `indices` (`bits` wide, read as 32-bit words) against
+/// its dimension, `dims[i % k]`, into `coordinates[i]`: wrapped, clamped, or `u32::MAX` (skipped).
+/// For indices of a type the runtime [cannot bind](crate#types-the-runtime-cannot-bind); the other
+/// kernels then read the coordinates as unsigned indices with the `Skip` policy, and `u32::MAX` is
+/// out of range for every dimension.
 #[cube(launch_unchecked, address_type = "dynamic")]
 pub fn scatter_nd_resolve_indices(
     indices: &[u32],

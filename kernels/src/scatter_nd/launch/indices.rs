@@ -46,8 +46,8 @@ pub(super) fn dims_arg(dims: &[usize]) -> SequenceArg<u32> {
 }
 
 /// The index tuples as the kernels read them: as given where the runtime binds their type;
-/// otherwise one launch resolves them into `u32` coordinates (wrapped, clamped, or out of range for every dimension),
-/// which the kernels then read as unsigned indices with the `Skip` policy.
+/// otherwise one launch resolves them into `u32` coordinates (wrapped, clamped, or out of range for
+/// every dimension), which the kernels then read as unsigned indices with the `Skip` policy.
 ///
 /// `dims` holds the indexed dimensions and `index_len` the number of indices, checked against
 /// the handle by the caller (with [`check_indices`]).

@@ -30,11 +30,11 @@ pub(super) struct ListsLaunch<'a> {
 }
 
 /// Lists per target for `rows` update rows onto `targets` target slices, in the plain lists
-/// strategy (the segmented one keeps one list per target): 1, unless the rows average 16 or
-/// more per target; then about the square root of that average (4 to 1024), so that no list is
-/// much longer than the number of lists its target has. The average is over every target, so a
-/// few hot targets in a large tensor keep one list each: [`SegmentedLists`](crate::scatter_nd::ScatterStrategy::SegmentedLists)
-/// bounds those walks too.
+/// strategy (the segmented one keeps one list per target): 1, unless the rows average 16 or more
+/// per target; then about the square root of that average (4 to 1024), so that no list is much
+/// longer than the number of lists its target has. The average is over every target, so a few hot
+/// targets in a large tensor keep one list each:
+/// [`SegmentedLists`](crate::scatter_nd::ScatterStrategy::SegmentedLists) bounds those walks too.
 pub fn list_buckets(rows: usize, targets: usize) -> usize {
     let per_target = rows / targets.max(1);
     if per_target < 16 {

@@ -29,14 +29,14 @@ pub enum ScatterStrategy {
     /// [`SegmentedLists`](Self::SegmentedLists), the only strategies for data held in words
     /// (see [`data_in_words`]).
     Lists,
-    /// [`Lists`](Self::Lists) with one list per target (no [`list_buckets`](crate::scatter_nd::list_buckets) split), whose
-    /// reductions cut each list into segments of about
-    /// `sqrt(rows)` rows, reduced side by side by one more launch before the walk
-    /// (`scatter_nd_segment_lists`), so that no unit walks a chain of dependent loads much
-    /// longer than `2 * sqrt(rows)`, however many rows share a target, for scratch the size
-    /// of the updates (a reduction's partial value per update element). The GPU choice: a GPU
-    /// runs each link at memory latency, while a CPU driver walks a long list from its caches
-    /// faster than it runs the extra launch.
+    /// [`Lists`](Self::Lists) with one list per target (no
+    /// [`list_buckets`](crate::scatter_nd::list_buckets) split), whose reductions cut each list
+    /// into segments of about `sqrt(rows)` rows, reduced side by side by one more launch before the
+    /// walk (`scatter_nd_segment_lists`), so that no unit walks a chain of dependent loads much
+    /// longer than `2 * sqrt(rows)`, however many rows share a target, for scratch the size of the
+    /// updates (a reduction's partial value per update element). The GPU choice: a GPU runs each
+    /// link at memory latency, while a CPU driver walks a long list from its caches faster than it
+    /// runs the extra launch.
     SegmentedLists,
 }
 
@@ -47,10 +47,10 @@ impl ScatterStrategy {
     }
 }
 
-/// The strategy [`launch_scatter_nd`](crate::scatter_nd::launch_scatter_nd) should use for `reduction` on data of `data_elem`:
-/// plain stores for `Assign`; native atomics when the runtime reports the operation for
-/// `Atomic<data_elem>`; the lists otherwise, segmented where the runtime has plane
-/// operations (GPUs: cubecl-wgpu turns planes off on CPU adapters, and OpenGL has none).
+/// The strategy [`launch_scatter_nd`](crate::scatter_nd::launch_scatter_nd) should use for
+/// `reduction` on data of `data_elem`: plain stores for `Assign`; native atomics when the runtime
+/// reports the operation for `Atomic<data_elem>`; the lists otherwise, segmented where the runtime
+/// has plane operations (GPUs: cubecl-wgpu turns planes off on CPU adapters, and OpenGL has none).
 pub fn scatter_strategy(
     client: &Client,
     data_elem: ElemType,
@@ -75,12 +75,12 @@ pub fn scatter_strategy(
     }
 }
 
-/// Whether [`launch_scatter_nd`](crate::scatter_nd::launch_scatter_nd) holds data of `elem` in 32-bit words for `reduction`, because
-/// the runtime cannot bind the type the kernel would declare or, for a reduction, compute with
-/// it: 8- and 16-bit elements packed two or four to a word (8- and 16-bit integers and `bf16`
-/// on WGSL, and `f16` there for `Min`/`Max`, which choose on raw bits as 16-bit integers WGSL
-/// does not have; those and `f16` on OpenGL), 64-bit ones as word pairs (OpenGL). Such data
-/// always takes the lists ([`ScatterStrategy::uses_lists`]).
+/// Whether [`launch_scatter_nd`](crate::scatter_nd::launch_scatter_nd) holds data of `elem` in
+/// 32-bit words for `reduction`, because the runtime cannot bind the type the kernel would declare
+/// or, for a reduction, compute with it: 8- and 16-bit elements packed two or four to a word (8-
+/// and 16-bit integers and `bf16` on WGSL, and `f16` there for `Min`/`Max`, which choose on raw
+/// bits as 16-bit integers WGSL does not have; those and `f16` on OpenGL), 64-bit ones as word
+/// pairs (OpenGL). Such data always takes the lists ([`ScatterStrategy::uses_lists`]).
 pub fn data_in_words(client: &Client, data_elem: ElemType, reduction: ScatterReduction) -> bool {
     matches!(
         data_binding(client, data_elem, reduction),
