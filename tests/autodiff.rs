@@ -627,6 +627,44 @@ fn compress_gradients_reach_the_selected_positions() {
     }
 }
 
+/// A compress of a transposed view: the gradient goes back through the view to the position
+/// each selected element came from in the tracked tensor.
+#[test]
+fn compress_gradients_pass_through_views() {
+    for device in autodiff_devices() {
+        let x_values = pseudo_random(12, 7);
+        let x = Tensor::<2>::from_data(TensorData::new(x_values.clone(), [3, 4]), &device)
+            .require_grad();
+        // The view is [4, 3]: element (j, i) of the view is x[i][j], flat `j * 3 + i` there.
+        let keep: Vec<bool> = (0..12).map(|k| k % 5 != 2).collect();
+        let mask = Tensor::<2, burn::tensor::Bool>::from_data(
+            TensorData::new(keep.clone(), [4, 3]),
+            &device,
+        );
+        let out = x.clone().transpose().compress(mask).values;
+        let weights_values = pseudo_random(12, 9);
+        let weights =
+            Tensor::<1>::from_data(TensorData::new(weights_values.clone(), [12]), &device);
+        let grads = (out.powf_scalar(2.0) * weights).sum().backward();
+        let gradient = values(x.grad(&grads).expect("the input has a gradient"));
+        let mut rank = 0;
+        let mut expected = vec![0.0; 12];
+        for (k, &selected) in keep.iter().enumerate() {
+            if selected {
+                let (j, i) = (k / 3, k % 3);
+                expected[i * 4 + j] = 2.0 * weights_values[rank] * x_values[i * 4 + j];
+                rank += 1;
+            }
+        }
+        for (p, (g, e)) in gradient.iter().zip(&expected).enumerate() {
+            assert!(
+                (g - e).abs() <= 1e-4 * (1.0 + e.abs()),
+                "position {p} on {device:?}: gradient {g}, expected {e}"
+            );
+        }
+    }
+}
+
 #[test]
 fn int_and_bool_compress_run_on_autodiff_devices() {
     for device in autodiff_devices() {

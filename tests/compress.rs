@@ -1,7 +1,8 @@
 //! Compress (`compress`, `compress_axis`) against an independent oracle on Flex (the reference
-//! bodies) and wgpu (the kernels): ONNX's examples, every kind and dtype, ranks 1 to 6 and every
-//! axis, conditions shorter than the axis, all-false, all-true and empty inputs, masks of mixed
-//! density across many tiles, `into_exact`, lazy composition, and every error.
+//! bodies) and wgpu (the kernels): ONNX's examples, every kind and dtype, views of inputs and masks
+//! (transposed, permuted, sliced, broadcast), ranks 1 to 6 and every axis, conditions shorter than
+//! the axis, all-false, all-true and empty inputs, masks of mixed density across many tiles,
+//! `into_exact`, lazy composition, and every error.
 //!
 //! The oracle walks the output's coordinates and reads each value by index, a different route
 //! from the kernels' listed slices and the reference's byte copies.
@@ -324,5 +325,114 @@ proptest! {
     fn wgpu_matches_the_oracle(case in case_strategy()) {
         let Some(device) = gpu() else { return Ok(()) };
         check_random(&device, case);
+    }
+}
+
+/// `view` compressed by `mask` (itself a view of a Bool tensor) and along every axis, against
+/// the oracle run on the values the view shows: a view is read where it lies (strides, offsets,
+/// broadcast dimensions), never as the buffer under it.
+fn assert_view_matches<K>(view: Tensor<3, K>, mask: Tensor<3, Bool>, case: &str)
+where
+    K: burn::tensor::kind::Basic,
+    Tensor<3, K>: CompressExt<3, K>,
+{
+    let data = view.to_data();
+    let flags: Vec<bool> = mask.to_data().iter::<bool>().collect();
+    let out = view.clone().compress(mask);
+    let mut expected: Vec<f64> = as_f64(&data)
+        .into_iter()
+        .zip(&flags)
+        .filter_map(|(value, &keep)| keep.then_some(value))
+        .collect();
+    let count = expected.len();
+    expected.resize(data.num_elements(), 0.0);
+    assert_eq!(to_i64(&out.count.into_data()), vec![count as i64], "{case}");
+    assert_eq!(as_f64(&out.values.into_data()), expected, "{case}");
+    for axis in 0..3 {
+        let len = data.shape()[axis];
+        let keep: Vec<bool> = (0..len).map(|i| i % 3 != 1).collect();
+        let condition = condition(&keep, &view.device());
+        let out = view.clone().compress_axis(axis as isize, condition);
+        let (count, expected) = oracle(&data, axis, &keep);
+        assert_eq!(
+            to_i64(&out.count.into_data()),
+            vec![count as i64],
+            "{case}, axis {axis}"
+        );
+        assert_eq!(
+            as_f64(&out.values.into_data()),
+            expected,
+            "{case}, axis {axis}"
+        );
+    }
+}
+
+/// Views of a `[4, 5, 6]` tensor, each paired with a view of `mask` (also `[4, 5, 6]`) of the
+/// same shape: transposed, permuted, sliced and broadcast.
+fn views<K: burn::tensor::kind::Basic>(
+    x: Tensor<3, K>,
+    mask: &Tensor<3, Bool>,
+) -> Vec<(&'static str, Tensor<3, K>, Tensor<3, Bool>)> {
+    let mask = mask.clone();
+    vec![
+        (
+            "transposed",
+            x.clone().swap_dims(0, 2),
+            mask.clone().swap_dims(0, 2),
+        ),
+        (
+            "permuted",
+            x.clone().permute([1, 2, 0]),
+            mask.clone().permute([1, 2, 0]),
+        ),
+        (
+            "sliced",
+            x.clone().slice([1..3, 0..5, 2..6]),
+            mask.clone().slice([2..4, 0..5, 1..5]),
+        ),
+        (
+            "broadcast",
+            x.slice([1..2, 0..5, 0..6]).expand([4, 5, 6]),
+            mask.slice([0..4, 2..3, 0..6]).expand([4, 5, 6]),
+        ),
+    ]
+}
+
+#[test]
+fn views_are_read_where_they_lie() {
+    let shape = [4, 5, 6];
+    let flags = flags_with_density(4 * 5 * 6, 0.5, 21);
+    let bool_dtype = DType::Bool(burn::tensor::BoolStore::Native);
+    for device in devices() {
+        let mask = Tensor::<3, Bool>::from_data(TensorData::new(flags.clone(), shape), &device);
+        // 8- and 16-bit integers: read as words where the runtime cannot bind them.
+        for dtype in [
+            DType::F32,
+            DType::F16,
+            DType::I32,
+            DType::I8,
+            DType::U16,
+            bool_dtype,
+        ] {
+            if dtype != bool_dtype && !holds(&device, dtype, "compress of views") {
+                continue;
+            }
+            let data = values_of(dtype, &shape, 7);
+            let case = |name: &str| format!("{name} {dtype:?} on {device:?}");
+            if dtype == bool_dtype {
+                let x = Tensor::<3, Bool>::from_data(data, &device);
+                for (name, view, mask) in views(x, &mask) {
+                    assert_view_matches(view, mask, &case(name));
+                }
+            } else if dtype.is_float() {
+                for (name, view, mask) in views(float_tensor::<3>(data, &device), &mask) {
+                    assert_view_matches(view, mask, &case(name));
+                }
+            } else {
+                for (name, view, mask) in views(int_tensor::<3>(data, &device), &mask) {
+                    assert_view_matches(view, mask, &case(name));
+                }
+            }
+        }
     }
 }
