@@ -1,6 +1,6 @@
 //! Compress (`compress`, `compress_axis`) against an independent oracle on Flex (the reference
 //! bodies) and wgpu (the kernels): ONNX's examples, every kind and dtype, views of inputs and masks
-//! (transposed, permuted, sliced, broadcast), ranks 1 to 6 and every axis, conditions shorter than
+//! (transposed, permuted, sliced, broadcast), ranks 1 to 8 and every axis, conditions shorter than
 //! the axis, all-false, all-true and empty inputs, masks of mixed density across many tiles,
 //! `into_exact`, lazy composition, and every error.
 //!
@@ -248,8 +248,8 @@ fn plain_forms_panic_with_the_message() {
     let _ = rows(&device).compress_axis(0, condition(&[true; 4], &device));
 }
 
-/// A shape of rank 1 to 6 (dimensions 0 to 6), an axis, a condition length up to the axis's,
-/// a density, a seed and a dtype.
+/// A shape of rank 1 to 8 (dimensions 0 to 6 up to rank 5, 0 to 3 past it, so that a case stays
+/// small), an axis, a condition length up to the axis's, a density, a seed and a dtype.
 fn case_strategy() -> impl Strategy<Value = (Vec<usize>, isize, usize, f64, u64, DType)> {
     let dtypes = prop::sample::select(vec![
         DType::F32,
@@ -262,7 +262,10 @@ fn case_strategy() -> impl Strategy<Value = (Vec<usize>, isize, usize, f64, u64,
     ]);
     let index = any::<prop::sample::Index>;
     (
-        prop::collection::vec(0usize..=6, 1..=6),
+        (1usize..=8).prop_flat_map(|rank| {
+            let most = if rank <= 5 { 6 } else { 3 };
+            prop::collection::vec(0usize..=most, rank)
+        }),
         index(),
         index(),
         any::<bool>(),
