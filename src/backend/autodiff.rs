@@ -35,7 +35,7 @@ impl<B: DmlOps, C: CheckpointStrategy> DmlOps for Autodiff<B, C> {
     fn float_compress(
         input: FloatTensor<Self>,
         condition: BoolTensor<Self>,
-        axis: usize,
+        axis: Option<usize>,
         count_dtype: IntDType,
     ) -> (IntTensor<Self>, FloatTensor<Self>) {
         let prep = CompressBackward
@@ -59,7 +59,7 @@ impl<B: DmlOps, C: CheckpointStrategy> DmlOps for Autodiff<B, C> {
     fn int_compress(
         input: IntTensor<Self>,
         condition: BoolTensor<Self>,
-        axis: usize,
+        axis: Option<usize>,
         count_dtype: IntDType,
     ) -> (IntTensor<Self>, IntTensor<Self>) {
         B::int_compress(input, condition, axis, count_dtype)
@@ -68,7 +68,7 @@ impl<B: DmlOps, C: CheckpointStrategy> DmlOps for Autodiff<B, C> {
     fn bool_compress(
         input: BoolTensor<Self>,
         condition: BoolTensor<Self>,
-        axis: usize,
+        axis: Option<usize>,
         count_dtype: IntDType,
     ) -> (IntTensor<Self>, BoolTensor<Self>) {
         B::bool_compress(input, condition, axis, count_dtype)
@@ -291,7 +291,8 @@ struct CompressBackward;
 #[derive(Clone, Debug)]
 struct CompressState<B: DmlOps> {
     condition: BoolTensor<B>,
-    axis: usize,
+    /// `None` for a mask of the input's shape.
+    axis: Option<usize>,
     input_shape: Shape,
 }
 
@@ -301,7 +302,8 @@ impl<B: DmlOps> Backward<B, 1> for CompressBackward {
     /// Slice `r < count` of the output's gradient goes back to the `r`-th selected slice of the
     /// input, every other slice gets zero: a ScatterND along the axis (moved to the front) of the
     /// gradient into zeros, at the selected slices' indices. The compaction pads the index list
-    /// with the axis's size, which the scatter skips, so nothing reads the count back.
+    /// with the axis's size, which the scatter skips, so nothing reads the count back. A mask
+    /// is the same along the one axis of the flattened input, reshaped back at the end.
     fn backward(
         self,
         ops: Ops<Self::State, 1>,
@@ -316,10 +318,26 @@ impl<B: DmlOps> Backward<B, 1> for CompressBackward {
         unary::<B, _>(ops.parents, ops.node, grads, |grad| {
             let device = grad.device();
             let dtype = grad.dtype().into();
-            let axis_len = input_shape[axis];
-            let zeros = B::float_zeros(input_shape.clone(), &device, dtype);
+            let mask = axis.is_none();
+            let (shape, axis, condition) = match axis {
+                Some(axis) => (input_shape.clone(), axis, condition),
+                None => {
+                    let flat = Shape::new([input_shape.num_elements()]);
+                    (flat.clone(), 0, B::bool_reshape(condition, flat))
+                }
+            };
+            // The flat gradient of a mask is contiguous, so its reshape moves nothing.
+            let unflatten = |gradient| {
+                if mask {
+                    B::float_reshape(gradient, input_shape.clone())
+                } else {
+                    gradient
+                }
+            };
+            let axis_len = shape[axis];
+            let zeros = B::float_zeros(shape, &device, dtype);
             if grad.shape().num_elements() == 0 {
-                return zeros;
+                return unflatten(zeros);
             }
             let index_dtype = if i32::try_from(axis_len).is_ok() {
                 IntDType::I32
@@ -335,7 +353,7 @@ impl<B: DmlOps> Backward<B, 1> for CompressBackward {
                 Reduction::Assign,
                 OutOfBounds::Skip,
             );
-            B::float_swap_dims(scattered, 0, axis)
+            unflatten(B::float_swap_dims(scattered, 0, axis))
         });
     }
 }

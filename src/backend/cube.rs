@@ -46,7 +46,7 @@ impl DmlOps for CubeBackend {
     fn float_compress(
         input: FloatTensor<Self>,
         condition: BoolTensor<Self>,
-        axis: usize,
+        axis: Option<usize>,
         count_dtype: IntDType,
     ) -> (IntTensor<Self>, FloatTensor<Self>) {
         compress(input, condition, axis, count_dtype)
@@ -55,7 +55,7 @@ impl DmlOps for CubeBackend {
     fn int_compress(
         input: IntTensor<Self>,
         condition: BoolTensor<Self>,
-        axis: usize,
+        axis: Option<usize>,
         count_dtype: IntDType,
     ) -> (IntTensor<Self>, IntTensor<Self>) {
         compress(input, condition, axis, count_dtype)
@@ -64,7 +64,7 @@ impl DmlOps for CubeBackend {
     fn bool_compress(
         input: BoolTensor<Self>,
         condition: BoolTensor<Self>,
-        axis: usize,
+        axis: Option<usize>,
         count_dtype: IntDType,
     ) -> (IntTensor<Self>, BoolTensor<Self>) {
         compress(input, condition, axis, count_dtype)
@@ -305,19 +305,24 @@ fn nonzero_coordinates(
     (count, coordinates)
 }
 
-/// Compress along `axis` through `launch_compress`, moving raw bits so every dtype runs: a
-/// mask over elements goes through the compaction's own write, slices through a list of the
-/// selected ones and one launch that moves them and writes the zero padding.
+/// Compress along `axis` (or by a mask of the input's shape, `axis` `None`) through
+/// `launch_compress`, moving raw bits so every dtype runs: a mask over elements goes through the
+/// compaction's own write, slices through a list of the selected ones and one launch that moves
+/// them and writes the zero padding. Both tensors are made contiguous as bits first, so a mask
+/// is then read flat.
 fn compress(
     input: CubeTensor,
     condition: CubeTensor,
-    axis: usize,
+    axis: Option<usize>,
     count_dtype: IntDType,
 ) -> (CubeTensor, CubeTensor) {
     let input = contiguous_bits(input, "Compress");
     let condition = contiguous_bits(condition, "Compress");
-    let shape = input.shape();
     let slices = condition.shape().num_elements();
+    let (shape, axis) = match axis {
+        Some(axis) => (input.shape(), axis),
+        None => (Shape::new([input.shape().num_elements()]), 0),
+    };
     let mut values_shape = shape.clone();
     values_shape[axis] = slices;
     let count = empty_output(&input, [1].into(), DType::from(count_dtype));
@@ -372,7 +377,7 @@ fn scatter_nd(
     out_of_bounds: OutOfBounds,
 ) -> CubeTensor {
     let input = contiguous_bits(input, "ScatterND");
-    let indices = into_contiguous(indices);
+    let indices = contiguous_bits(indices, "ScatterND");
     let updates = contiguous_bits(updates, "ScatterND");
     let shape = input.shape();
     let len = shape.num_elements();
@@ -448,7 +453,7 @@ fn gather_nd(
     shape: Shape,
 ) -> CubeTensor {
     let input = contiguous_bits(input, "ScatterND (gradient)");
-    let indices = into_contiguous(indices);
+    let indices = contiguous_bits(indices, "ScatterND (gradient)");
     let output = empty_output(&input, shape, input.dtype);
     let input_shape = input.shape();
     launch_gather_nd(

@@ -98,12 +98,15 @@ pub trait DmlOps: Backend {
     /// Compress of a Float tensor along `axis` by a Bool `condition` of at most the axis's
     /// size, as `(count, values)`: `values` has the input's shape with `axis` cut to the
     /// condition's length and holds the slices whose condition is true, in ascending order, then
-    /// zeros; `count` (shape `[1]`, `count_dtype`) is their number.
+    /// zeros; `count` (shape `[1]`, `count_dtype`) is their number. With `axis` `None` the
+    /// condition is a mask of the input's shape and `values` (shape `[numel]`) holds the
+    /// elements where it is true, in row-major order: the input is never reshaped, so a view of
+    /// any layout is read where it lies.
     #[fusion(meta = compress_metadata)]
     fn float_compress(
         input: FloatTensor<Self>,
         condition: BoolTensor<Self>,
-        axis: usize,
+        axis: Option<usize>,
         count_dtype: IntDType,
     ) -> (IntTensor<Self>, FloatTensor<Self>) {
         let device = input.device();
@@ -117,7 +120,7 @@ pub trait DmlOps: Backend {
     fn int_compress(
         input: IntTensor<Self>,
         condition: BoolTensor<Self>,
-        axis: usize,
+        axis: Option<usize>,
         count_dtype: IntDType,
     ) -> (IntTensor<Self>, IntTensor<Self>) {
         let device = input.device();
@@ -131,7 +134,7 @@ pub trait DmlOps: Backend {
     fn bool_compress(
         input: BoolTensor<Self>,
         condition: BoolTensor<Self>,
-        axis: usize,
+        axis: Option<usize>,
         count_dtype: IntDType,
     ) -> (IntTensor<Self>, BoolTensor<Self>) {
         let device = input.device();
@@ -247,7 +250,7 @@ fn nonzero_on_host<B: Backend>(
 fn compress_on_host<B: Backend>(
     data: &TensorData,
     condition: BoolTensor<B>,
-    axis: usize,
+    axis: Option<usize>,
     count_dtype: IntDType,
 ) -> (IntTensor<B>, TensorData) {
     let device = condition.device();
@@ -257,20 +260,26 @@ fn compress_on_host<B: Backend>(
 }
 
 /// Output metadata of the Compress methods: `[1]` in `count_dtype`, and the input's shape and
-/// dtype with `axis` cut to the condition's length.
+/// dtype with `axis` cut to the condition's length (`[numel]` for a mask, `axis` `None`).
 #[cfg(all(feature = "fusion", feature = "cube"))]
 fn compress_metadata(
     input: &burn::backend::fusion::custom::TensorSpec,
     condition: &burn::backend::fusion::custom::TensorSpec,
-    axis: &usize,
+    axis: &Option<usize>,
     count_dtype: &IntDType,
 ) -> (
     burn::backend::fusion::custom::TensorSpec,
     burn::backend::fusion::custom::TensorSpec,
 ) {
     use burn::backend::fusion::custom::TensorSpec;
-    let mut shape = input.shape.clone();
-    shape[*axis] = condition.shape.num_elements();
+    let shape = match *axis {
+        Some(axis) => {
+            let mut shape = input.shape.clone();
+            shape[axis] = condition.shape.num_elements();
+            shape
+        }
+        None => [input.shape.num_elements()].into(),
+    };
     (
         TensorSpec::new([1].into(), (*count_dtype).into()),
         TensorSpec::new(shape, input.dtype),

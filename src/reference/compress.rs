@@ -7,15 +7,20 @@ use crate::host::reserve;
 /// `(count, values)` of a compress of `data` along `axis` by `condition` (a bool or integer
 /// vector no longer than the axis): `values` has `data`'s shape with `axis` cut to the
 /// condition's length, holding the slices whose condition element is true in ascending order,
-/// then zero bytes (zeros, and false for bools); `count` (shape `[1]`) is their number.
+/// then zero bytes (zeros, and false for bools); `count` (shape `[1]`) is their number. With
+/// `axis` `None`, `condition` is a mask of `data`'s shape, both read flat: `values` is
+/// `[numel]`.
 pub(crate) fn compress(
     data: &TensorData,
-    axis: usize,
+    axis: Option<usize>,
     condition: &TensorData,
     count_dtype: IntDType,
 ) -> (TensorData, TensorData) {
     let bytes = data.dtype().size();
-    let dims = data.shape().to_vec();
+    let (dims, axis) = match axis {
+        Some(axis) => (data.shape().to_vec(), axis),
+        None => (vec![data.num_elements()], 0),
+    };
     let axis_len = dims[axis];
     let inner: usize = dims[axis + 1..].iter().product();
     let outer: usize = dims[..axis].iter().product();

@@ -197,17 +197,24 @@ macro_rules! impl_compress {
                 mask: Tensor<D, Bool>,
             ) -> Result<Compressed<1, $kind>, DmlOpsError> {
                 let shape = self.dims();
-                check_mask(&shape, &self.device(), &mask.dims(), &mask.device())?;
+                let device = self.device();
+                check_mask(&shape, &device, &mask.dims(), &mask.device())?;
                 let numel = shape.iter().product::<usize>();
-                if numel == 0 {
-                    // Burn's `reshape` reads a 0 as "keep this dimension".
-                    let device = self.device();
-                    let empty = Tensor::<1, $kind>::empty([0], (&device, self.dtype()));
-                    let mask = Tensor::<1, Bool>::empty([0], (&device, mask.dtype()));
-                    return empty.try_compress_axis(0, mask);
-                }
-                self.reshape([numel])
-                    .try_compress_axis(0, mask.reshape([numel]))
+                // The checks of the flattened input: the backends read both tensors flat, so
+                // no view is reshaped here (Burn copies a view to reshape it, with kernels of
+                // the element's type, which not every runtime has).
+                check_axis((&[numel], self.dtype(), &device), 0, numel, &device)?;
+                let (count, values) = <Dispatch as DmlOps>::$method(
+                    self.into_dispatch(),
+                    mask.into_dispatch(),
+                    None,
+                    device.settings().int_dtype,
+                );
+                Ok(Compressed {
+                    count: Tensor::from_dispatch(count),
+                    values: Tensor::from_dispatch(values),
+                    axis: 0,
+                })
             }
 
             fn compress_axis(
@@ -235,7 +242,7 @@ macro_rules! impl_compress {
                 let (count, values) = <Dispatch as DmlOps>::$method(
                     self.into_dispatch(),
                     condition.into_dispatch(),
-                    axis,
+                    Some(axis),
                     device.settings().int_dtype,
                 );
                 Ok(Compressed {
