@@ -205,6 +205,7 @@ fn gather_nd_slices_gradient_adds_back_into_the_source() {
             indices.into_dispatch(),
             OutOfBounds::Skip,
             [4, 2].into(),
+            2,
         );
         let gathered = Tensor::<2>::from_dispatch(gathered);
         assert_eq!(

@@ -118,6 +118,7 @@ fn unfused_gather_nd_slices_resolves_like_the_scatter() {
                 indices,
                 out_of_range,
                 [8, 3].into(),
+                2,
             );
             let got = read_sync(CubeBackend::float_into_data(output)).unwrap();
             let clamp = out_of_range == OutOfBounds::Clamp;

@@ -270,3 +270,46 @@ fn narrow_index_views() {
         }
     }
 }
+
+/// `input_dims` on a non-contiguous view of 8- and 16-bit data: the leading dimension it
+/// ignores is skipped by the backends, never reshaped away (Burn would copy the view with a
+/// kernel of its type, which WGSL and OpenGL lack).
+#[test]
+fn input_dims_on_narrow_views() {
+    // x^T of a [1, 5, 3] x is [1, 3, 5]: x^T[0][i][j] = host[j * 3 + i].
+    let host: Vec<f64> = (0..15).map(|v| (v % 7) as f64).collect();
+    let rows = [9.0, 8.0, 7.0, 6.0, 5.0, 1.0, 2.0, 3.0, 4.0, 0.0];
+    let mut expected: Vec<f64> = (0..15).map(|e| host[(e % 5) * 3 + e / 5]).collect();
+    // Tuples (2) and (0) of the real [3, 5] input take the two rows of `rows`.
+    expected[10..15].copy_from_slice(&rows[..5]);
+    expected[..5].copy_from_slice(&rows[5..]);
+    let options = ScatterNdOptions {
+        input_dims: Some(2),
+        ..Default::default()
+    };
+    for device in devices() {
+        for dtype in NARROW_DTYPES {
+            let indices = Tensor::<2, Int>::from_data([[2], [0]], &device);
+            let (input, updates) = (data(&host, &[1, 5, 3], dtype), data(&rows, &[2, 5], dtype));
+            let output = if dtype.is_float() {
+                let x = float_tensor::<3>(input, &device).swap_dims(1, 2);
+                let u = float_tensor::<2>(updates, &device);
+                x.try_scatter_nd(indices, u, options.clone())
+                    .unwrap()
+                    .into_data()
+            } else {
+                let x = int_tensor::<3>(input, &device).swap_dims(1, 2);
+                let u = int_tensor::<2>(updates, &device);
+                x.try_scatter_nd(indices, u, options.clone())
+                    .unwrap()
+                    .into_data()
+            };
+            assert_eq!(
+                output.shape().to_vec(),
+                vec![1, 3, 5],
+                "{dtype:?} on {device:?}"
+            );
+            assert_eq!(values(&output), expected, "{dtype:?} on {device:?}");
+        }
+    }
+}

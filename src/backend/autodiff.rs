@@ -107,6 +107,7 @@ impl<B: DmlOps, C: CheckpointStrategy> DmlOps for Autodiff<B, C> {
         updates: FloatTensor<Self>,
         reduction: Reduction,
         out_of_bounds: OutOfBounds,
+        input_dims: usize,
     ) -> FloatTensor<Self> {
         let prep = ScatterNdBackward
             .prepare::<C>([input.node(), updates.node()])
@@ -120,6 +121,7 @@ impl<B: DmlOps, C: CheckpointStrategy> DmlOps for Autodiff<B, C> {
                 updates.into_primitive(),
                 reduction,
                 out_of_bounds,
+                input_dims,
             )
         };
         match prep {
@@ -134,6 +136,7 @@ impl<B: DmlOps, C: CheckpointStrategy> DmlOps for Autodiff<B, C> {
                     updates_shape,
                     reduction,
                     out_of_bounds,
+                    input_dims,
                 };
                 prep.finish(state, forward(indices))
             }
@@ -146,6 +149,7 @@ impl<B: DmlOps, C: CheckpointStrategy> DmlOps for Autodiff<B, C> {
         indices: IntTensor<Self>,
         out_of_bounds: OutOfBounds,
         shape: Shape,
+        input_dims: usize,
     ) -> FloatTensor<Self> {
         let prep = GatherNdBackward
             .prepare::<C>([input.node()])
@@ -153,7 +157,13 @@ impl<B: DmlOps, C: CheckpointStrategy> DmlOps for Autodiff<B, C> {
             .stateful();
         let input_shape = input.primitive().shape();
         let forward = |indices| {
-            B::float_gather_nd_slices(input.into_primitive(), indices, out_of_bounds, shape)
+            B::float_gather_nd_slices(
+                input.into_primitive(),
+                indices,
+                out_of_bounds,
+                shape,
+                input_dims,
+            )
         };
         match prep {
             OpsKind::Tracked(prep) => {
@@ -161,6 +171,7 @@ impl<B: DmlOps, C: CheckpointStrategy> DmlOps for Autodiff<B, C> {
                     indices: indices.clone(),
                     input_shape,
                     out_of_bounds,
+                    input_dims,
                 };
                 prep.finish(state, forward(indices))
             }
@@ -174,8 +185,16 @@ impl<B: DmlOps, C: CheckpointStrategy> DmlOps for Autodiff<B, C> {
         updates: IntTensor<Self>,
         reduction: Reduction,
         out_of_bounds: OutOfBounds,
+        input_dims: usize,
     ) -> IntTensor<Self> {
-        <B as DmlOps>::int_scatter_nd(input, indices, updates, reduction, out_of_bounds)
+        <B as DmlOps>::int_scatter_nd(
+            input,
+            indices,
+            updates,
+            reduction,
+            out_of_bounds,
+            input_dims,
+        )
     }
 
     fn bool_scatter_nd(
@@ -184,8 +203,16 @@ impl<B: DmlOps, C: CheckpointStrategy> DmlOps for Autodiff<B, C> {
         updates: BoolTensor<Self>,
         reduction: Reduction,
         out_of_bounds: OutOfBounds,
+        input_dims: usize,
     ) -> BoolTensor<Self> {
-        <B as DmlOps>::bool_scatter_nd(input, indices, updates, reduction, out_of_bounds)
+        <B as DmlOps>::bool_scatter_nd(
+            input,
+            indices,
+            updates,
+            reduction,
+            out_of_bounds,
+            input_dims,
+        )
     }
 }
 
@@ -200,6 +227,7 @@ struct ScatterNdState<B: DmlOps> {
     updates_shape: Shape,
     reduction: Reduction,
     out_of_bounds: OutOfBounds,
+    input_dims: usize,
 }
 
 impl<B: DmlOps> Backward<B, 2> for ScatterNdBackward {
@@ -221,6 +249,7 @@ impl<B: DmlOps> Backward<B, 2> for ScatterNdBackward {
             updates_shape,
             reduction,
             out_of_bounds,
+            input_dims,
         } = ops.state;
         let (indices_4input, shape_4input) = (indices.clone(), updates_shape.clone());
         binary::<B, _, _>(
@@ -240,11 +269,14 @@ impl<B: DmlOps> Backward<B, 2> for ScatterNdBackward {
                         zeros,
                         Reduction::Assign,
                         out_of_bounds,
+                        input_dims,
                     )
                 }
                 _ => grad,
             },
-            |grad| B::float_gather_nd_slices(grad, indices, out_of_bounds, updates_shape),
+            |grad| {
+                B::float_gather_nd_slices(grad, indices, out_of_bounds, updates_shape, input_dims)
+            },
         );
     }
 }
@@ -260,6 +292,7 @@ struct GatherNdState<B: DmlOps> {
     indices: IntTensor<B>,
     input_shape: Shape,
     out_of_bounds: OutOfBounds,
+    input_dims: usize,
 }
 
 impl<B: DmlOps> Backward<B, 1> for GatherNdBackward {
@@ -275,10 +308,18 @@ impl<B: DmlOps> Backward<B, 1> for GatherNdBackward {
             indices,
             input_shape,
             out_of_bounds,
+            input_dims,
         } = ops.state;
         unary::<B, _>(ops.parents, ops.node, grads, |grad| {
             let zeros = B::float_zeros(input_shape, &grad.device(), grad.dtype().into());
-            <B as DmlOps>::float_scatter_nd(zeros, indices, grad, Reduction::Add, out_of_bounds)
+            <B as DmlOps>::float_scatter_nd(
+                zeros,
+                indices,
+                grad,
+                Reduction::Add,
+                out_of_bounds,
+                input_dims,
+            )
         });
     }
 }
@@ -346,12 +387,14 @@ impl<B: DmlOps> Backward<B, 1> for CompressBackward {
             };
             let (_, selected) =
                 B::bool_nonzero_coordinates(condition, 1, Some(axis_len as i64), index_dtype);
+            let rank = grad.shape().num_dims();
             let scattered = <B as DmlOps>::float_scatter_nd(
                 B::float_swap_dims(zeros, 0, axis),
                 selected,
                 B::float_swap_dims(grad, 0, axis),
                 Reduction::Assign,
                 OutOfBounds::Skip,
+                rank,
             );
             unflatten(B::float_swap_dims(scattered, 0, axis))
         });

@@ -104,8 +104,16 @@ impl DmlOps for CubeBackend {
         updates: FloatTensor<Self>,
         reduction: Reduction,
         out_of_bounds: OutOfBounds,
+        input_dims: usize,
     ) -> FloatTensor<Self> {
-        scatter_nd(input, indices, updates, reduction, out_of_bounds)
+        scatter_nd(
+            input,
+            indices,
+            updates,
+            reduction,
+            out_of_bounds,
+            input_dims,
+        )
     }
 
     fn float_gather_nd_slices(
@@ -113,8 +121,9 @@ impl DmlOps for CubeBackend {
         indices: IntTensor<Self>,
         out_of_bounds: OutOfBounds,
         shape: Shape,
+        input_dims: usize,
     ) -> FloatTensor<Self> {
-        gather_nd(input, indices, out_of_bounds, shape)
+        gather_nd(input, indices, out_of_bounds, shape, input_dims)
     }
 
     fn int_scatter_nd(
@@ -123,8 +132,16 @@ impl DmlOps for CubeBackend {
         updates: IntTensor<Self>,
         reduction: Reduction,
         out_of_bounds: OutOfBounds,
+        input_dims: usize,
     ) -> IntTensor<Self> {
-        scatter_nd(input, indices, updates, reduction, out_of_bounds)
+        scatter_nd(
+            input,
+            indices,
+            updates,
+            reduction,
+            out_of_bounds,
+            input_dims,
+        )
     }
 
     fn bool_scatter_nd(
@@ -133,8 +150,16 @@ impl DmlOps for CubeBackend {
         updates: BoolTensor<Self>,
         reduction: Reduction,
         out_of_bounds: OutOfBounds,
+        input_dims: usize,
     ) -> BoolTensor<Self> {
-        scatter_nd(input, indices, updates, reduction, out_of_bounds)
+        scatter_nd(
+            input,
+            indices,
+            updates,
+            reduction,
+            out_of_bounds,
+            input_dims,
+        )
     }
 }
 
@@ -369,12 +394,16 @@ fn leading_rows(tensor: CubeTensor, rows: usize) -> CubeTensor {
     output
 }
 
+/// ScatterND in place where the input's buffer is not shared, after one copy otherwise. The
+/// index tuples address the last `input_dims` dimensions; the leading others have size 1, so
+/// the contiguous layout is the same with or without them.
 fn scatter_nd(
     input: CubeTensor,
     indices: CubeTensor,
     updates: CubeTensor,
     reduction: Reduction,
     out_of_bounds: OutOfBounds,
+    input_dims: usize,
 ) -> CubeTensor {
     let input = contiguous_bits(input, "ScatterND");
     let indices = contiguous_bits(indices, "ScatterND");
@@ -396,7 +425,7 @@ fn scatter_nd(
         .unwrap_or_else(|err| launch_failed("ScatterND", &input.device, err));
         output
     };
-    let layout = scatter_layout(&shape, &indices.shape());
+    let layout = scatter_layout(&shape, &indices.shape(), input_dims);
     let reduction = match reduction {
         Reduction::Assign => ScatterReduction::Assign,
         Reduction::Add => ScatterReduction::Reduce(ReduceOp::Add),
@@ -422,14 +451,16 @@ fn scatter_nd(
     output
 }
 
-/// The kernels' view of a ScatterND (or its adjoint's) shapes: the `k` indexed dimensions of
-/// `data`, one row per index tuple, and the slice each tuple addresses.
-fn scatter_layout<'a>(data: &'a Shape, indices: &Shape) -> ScatterNdLayout<'a> {
+/// The kernels' view of a ScatterND (or its adjoint's) shapes: the `k` indexed dimensions
+/// (the first of `data`'s last `input_dims`), one row per index tuple, and the slice each tuple
+/// addresses.
+fn scatter_layout<'a>(data: &'a Shape, indices: &Shape, input_dims: usize) -> ScatterNdLayout<'a> {
     let k = indices[indices.num_dims() - 1];
+    let real = &data[data.num_dims() - input_dims..];
     ScatterNdLayout {
-        dims: &data[..k],
+        dims: &real[..k],
         rows: indices.num_elements() / k,
-        slice: data[k..].iter().product(),
+        slice: real[k..].iter().product(),
     }
 }
 
@@ -451,6 +482,7 @@ fn gather_nd(
     indices: CubeTensor,
     out_of_bounds: OutOfBounds,
     shape: Shape,
+    input_dims: usize,
 ) -> CubeTensor {
     let input = contiguous_bits(input, "ScatterND (gradient)");
     let indices = contiguous_bits(indices, "ScatterND (gradient)");
@@ -462,7 +494,7 @@ fn gather_nd(
         output.handle.clone(),
         dtype_to_elem_type(input.dtype),
         &kernel_indices(&indices, out_of_bounds),
-        scatter_layout(&input_shape, &indices.shape()),
+        scatter_layout(&input_shape, &indices.shape(), input_dims),
     )
     .unwrap_or_else(|err| launch_failed("ScatterND (gradient)", &input.device, err));
     output

@@ -154,8 +154,10 @@ pub trait DmlOps: Backend {
 
     /// ScatterND on a Float tensor: a copy of `input` (in place when its buffer is not shared)
     /// with the rows of `updates` combined, by `reduction`, into the slices that the index
-    /// tuples of `indices` (`[..., k]`, `1 <= k <= rank`) address in the first `k` dimensions.
-    /// `updates` has `indices.numel() / k * prod(input.shape[k..])` elements in row order.
+    /// tuples of `indices` (`[..., k]`, `1 <= k <= input_dims`) address in the first `k` of the
+    /// input's last `input_dims` dimensions (DirectML's `InputDimensionCount`; the leading
+    /// others have size 1 and are skipped, never reshaped away). `updates` has
+    /// `indices.numel() / k` rows of the slice's size, in row order.
     /// Negative indices count from the end once; tuples still out of range are clamped with
     /// [`OutOfBounds::Clamp`] and dropped otherwise (`Error` is checked before a backend runs).
     #[fusion(dtype = input, shape = input)]
@@ -165,12 +167,20 @@ pub trait DmlOps: Backend {
         updates: FloatTensor<Self>,
         reduction: Reduction,
         out_of_bounds: OutOfBounds,
+        input_dims: usize,
     ) -> FloatTensor<Self> {
         let device = input.device();
         let input = read_sync(Self::float_into_data(input)).expect("ScatterND: reading input");
         let updates = read_sync(Self::float_into_data(updates)).expect("ScatterND: reading");
         let indices = read_sync(Self::int_into_data(indices)).expect("ScatterND: reading");
-        let output = reference::scatter_nd(&input, &indices, &updates, reduction, out_of_bounds);
+        let output = reference::scatter_nd(
+            &input,
+            &indices,
+            &updates,
+            reduction,
+            out_of_bounds,
+            input_dims,
+        );
         Self::float_from_data(output, &device)
     }
 
@@ -178,19 +188,20 @@ pub trait DmlOps: Backend {
     /// that the index tuples of `indices` address, resolved exactly as
     /// [`float_scatter_nd`](Self::float_scatter_nd) resolves them with `out_of_bounds`, row
     /// after row in a tensor of `shape` (`rows * prod(input.shape[k..])` elements, usually the
-    /// updates' shape). A skipped tuple's row is zeros. Unlike Burn's `float_gather_nd`, no index
-    /// reads outside `input`.
+    /// updates' shape), in the input's last `input_dims` dimensions as there. A skipped tuple's
+    /// row is zeros. Unlike Burn's `float_gather_nd`, no index reads outside `input`.
     #[fusion(dtype = input, shape = shape.clone())]
     fn float_gather_nd_slices(
         input: FloatTensor<Self>,
         indices: IntTensor<Self>,
         out_of_bounds: OutOfBounds,
         shape: Shape,
+        input_dims: usize,
     ) -> FloatTensor<Self> {
         let device = input.device();
         let input = read_sync(Self::float_into_data(input)).expect("ScatterND: reading input");
         let indices = read_sync(Self::int_into_data(indices)).expect("ScatterND: reading");
-        let output = reference::gather_nd(&input, &indices, out_of_bounds, &shape);
+        let output = reference::gather_nd(&input, &indices, out_of_bounds, &shape, input_dims);
         Self::float_from_data(output, &device)
     }
 
@@ -202,12 +213,20 @@ pub trait DmlOps: Backend {
         updates: IntTensor<Self>,
         reduction: Reduction,
         out_of_bounds: OutOfBounds,
+        input_dims: usize,
     ) -> IntTensor<Self> {
         let device = input.device();
         let input = read_sync(Self::int_into_data(input)).expect("ScatterND: reading input");
         let updates = read_sync(Self::int_into_data(updates)).expect("ScatterND: reading");
         let indices = read_sync(Self::int_into_data(indices)).expect("ScatterND: reading");
-        let output = reference::scatter_nd(&input, &indices, &updates, reduction, out_of_bounds);
+        let output = reference::scatter_nd(
+            &input,
+            &indices,
+            &updates,
+            reduction,
+            out_of_bounds,
+            input_dims,
+        );
         Self::int_from_data(output, &device)
     }
 
@@ -220,12 +239,20 @@ pub trait DmlOps: Backend {
         updates: BoolTensor<Self>,
         reduction: Reduction,
         out_of_bounds: OutOfBounds,
+        input_dims: usize,
     ) -> BoolTensor<Self> {
         let device = input.device();
         let input = read_sync(Self::bool_into_data(input)).expect("ScatterND: reading input");
         let updates = read_sync(Self::bool_into_data(updates)).expect("ScatterND: reading");
         let indices = read_sync(Self::int_into_data(indices)).expect("ScatterND: reading");
-        let output = reference::scatter_nd(&input, &indices, &updates, reduction, out_of_bounds);
+        let output = reference::scatter_nd(
+            &input,
+            &indices,
+            &updates,
+            reduction,
+            out_of_bounds,
+            input_dims,
+        );
         Self::bool_from_data(output, &device)
     }
 }

@@ -78,19 +78,21 @@ fn apply<T: Combine>(
 }
 
 /// `input` with `updates` scattered at `indices` (`[..., k]`): the rows of `updates` (its
-/// elements in groups of `prod(input.shape[k..])`) go to the slices the index tuples address
-/// in the first `k` dimensions of `input`.
+/// elements in groups of the slice's size) go to the slices the index tuples address in the
+/// first `k` of the last `input_dims` dimensions of `input` (the leading others have size 1).
 pub(crate) fn scatter_nd(
     input: &TensorData,
     indices: &TensorData,
     updates: &TensorData,
     reduction: Reduction,
     out_of_bounds: OutOfBounds,
+    input_dims: usize,
 ) -> TensorData {
     let k = *indices.shape().last().expect("indices have a rank");
     let shape = input.shape();
-    let dims = &shape[..k];
-    let slice: usize = shape[k..].iter().product();
+    let real = &shape[shape.len() - input_dims..];
+    let dims = &real[..k];
+    let slice: usize = real[k..].iter().product();
     let targets = target_slices(
         &index_values(indices),
         dims,
@@ -131,17 +133,20 @@ pub(crate) fn scatter_nd(
 }
 
 /// ScatterND's adjoint for the updates: the slices of `input` that the index tuples of
-/// `indices` (`[..., k]`) address, resolved as [`scatter_nd`] resolves them, row after row in
-/// an output of `shape`; a skipped tuple's row is zeros.
+/// `indices` (`[..., k]`) address, resolved as [`scatter_nd`] resolves them (in the last
+/// `input_dims` dimensions), row after row in an output of `shape`; a skipped tuple's row is
+/// zeros.
 pub(crate) fn gather_nd(
     input: &TensorData,
     indices: &TensorData,
     out_of_bounds: OutOfBounds,
     shape: &[usize],
+    input_dims: usize,
 ) -> TensorData {
     let k = *indices.shape().last().expect("indices have a rank");
-    let dims = &input.shape()[..k];
-    let bytes = input.dtype().size() * input.shape()[k..].iter().product::<usize>();
+    let real = &input.shape()[input.shape().len() - input_dims..];
+    let dims = &real[..k];
+    let bytes = input.dtype().size() * real[k..].iter().product::<usize>();
     let targets = target_slices(
         &index_values(indices),
         dims,

@@ -4,7 +4,6 @@ mod check;
 mod options;
 
 use burn::backend::Dispatch;
-use burn::backend::ops::{BoolTensorOps, FloatTensorOps, IntTensorOps};
 use burn::tensor::{Bool, Float, Int, Tensor};
 
 pub use options::{OutOfBounds, Reduction, ScatterNdOptions};
@@ -132,7 +131,7 @@ fn never_tracked<T>(_tensor: &T) -> bool {
 }
 
 macro_rules! impl_scatter_nd {
-    ($kind:ty, $method:ident, $reshape:ident, $tracked:ident) => {
+    ($kind:ty, $method:ident, $tracked:ident) => {
         impl<const D: usize> ScatterNdExt<D, $kind> for Tensor<D, $kind> {
             fn scatter_nd_update<const DI: usize, const DU: usize>(
                 self,
@@ -176,27 +175,22 @@ macro_rules! impl_scatter_nd {
                     let data = indices.clone().into_data();
                     check_in_range(&data, &plan, &input_shape)?;
                 }
-                let reshaped = plan.real_input.len() != D;
-                let mut input = self.into_dispatch();
-                if reshaped {
-                    input = Dispatch::$reshape(input, plan.real_input.into());
-                }
-                let mut output = <Dispatch as DmlOps>::$method(
-                    input,
+                // The backends skip the leading dimensions that `input_dims` ignores (all of size
+                // 1): reshaping them away here would copy a view with a kernel of its type.
+                let output = <Dispatch as DmlOps>::$method(
+                    self.into_dispatch(),
                     indices.into_dispatch(),
                     updates.into_dispatch(),
                     options.reduction,
                     options.out_of_bounds,
+                    plan.real_input.len(),
                 );
-                if reshaped {
-                    output = Dispatch::$reshape(output, input_shape.into());
-                }
                 Ok(Tensor::from_dispatch(output))
             }
         }
     };
 }
 
-impl_scatter_nd!(Float, float_scatter_nd, float_reshape, float_tracked);
-impl_scatter_nd!(Int, int_scatter_nd, int_reshape, never_tracked);
-impl_scatter_nd!(Bool, bool_scatter_nd, bool_reshape, never_tracked);
+impl_scatter_nd!(Float, float_scatter_nd, float_tracked);
+impl_scatter_nd!(Int, int_scatter_nd, never_tracked);
+impl_scatter_nd!(Bool, bool_scatter_nd, never_tracked);
