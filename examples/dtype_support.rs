@@ -168,48 +168,63 @@ fn scatter_cell(device: &Device, dtype: DType, reduction: Reduction) -> String {
     verdict(scatter(device, dtype, reduction), &expected)
 }
 
-/// Compress of `[0, 1, .., 5]` of `dtype`: elements by a mask, or the rows of its `[3, 2]` form
-/// by a condition; the padded values as i64.
-fn compress(device: &Device, dtype: DType, rows: bool) -> Result<Vec<i64>, DmlOpsError> {
+/// What the Compress table runs on `[0, 1, .., 5]`.
+#[derive(Clone, Copy)]
+enum CompressCase {
+    /// The elements a mask selects, padded.
+    Mask,
+    /// The rows of its `[3, 2]` form that a condition selects, padded.
+    Rows,
+    /// The columns of its `[3, 2]` form that a condition selects, exact (`into_exact`).
+    ExactColumns,
+}
+
+/// Compress of `[0, 1, .., 5]` of `dtype` as `case` says; the values as i64.
+fn compress(device: &Device, dtype: DType, case: CompressCase) -> Result<Vec<i64>, DmlOpsError> {
     let data = TensorData::new((0..6i64).collect(), [6]).convert_dtype(dtype);
-    let mask = [false, true, true, false, true, true];
-    let mask = Tensor::<1, Bool>::from_data(TensorData::new(mask.to_vec(), [6]), device);
-    let keep = Tensor::<1, Bool>::from_data([true, false, true], device);
     let output = if dtype.is_float() {
-        let x = Tensor::<1, Float>::from_data(data, (device, dtype));
-        compress_kind(x, rows, mask, keep)?
+        compress_kind(Tensor::<1, Float>::from_data(data, (device, dtype)), case)?
     } else {
-        let x = Tensor::<1, Int>::from_data(data, (device, dtype));
-        compress_kind(x, rows, mask, keep)?
+        compress_kind(Tensor::<1, Int>::from_data(data, (device, dtype)), case)?
     };
     Ok(as_i64(output))
 }
 
-/// [`compress`]'s two calls on a tensor of either kind: `x` by `mask`, or the rows of its
-/// `[3, 2]` form by `keep`.
-fn compress_kind<K: Basic>(
-    x: Tensor<1, K>,
-    rows: bool,
-    mask: Tensor<1, Bool>,
-    keep: Tensor<1, Bool>,
-) -> Result<TensorData, DmlOpsError>
+/// [`compress`] on a tensor of either kind.
+fn compress_kind<K: Basic>(x: Tensor<1, K>, case: CompressCase) -> Result<TensorData, DmlOpsError>
 where
     Tensor<1, K>: CompressExt<1, K>,
     Tensor<2, K>: CompressExt<2, K>,
 {
-    Ok(if rows {
-        x.reshape([3, 2])
-            .try_compress_axis(0, keep)?
-            .values
-            .into_data()
-    } else {
-        x.try_compress(mask)?.values.into_data()
+    let device = x.device();
+    let flags = |values: &[bool]| {
+        Tensor::<1, Bool>::from_data(TensorData::new(values.to_vec(), [values.len()]), &device)
+    };
+    Ok(match case {
+        CompressCase::Mask => {
+            let mask = flags(&[false, true, true, false, true, true]);
+            x.try_compress(mask)?.values.into_data()
+        }
+        CompressCase::Rows => {
+            let keep = flags(&[true, false, true]);
+            x.reshape([3, 2])
+                .try_compress_axis(0, keep)?
+                .values
+                .into_data()
+        }
+        CompressCase::ExactColumns => {
+            let keep = flags(&[false, true]);
+            x.reshape([3, 2])
+                .try_compress_axis(1, keep)?
+                .into_exact()
+                .into_data()
+        }
     })
 }
 
-fn compress_cell(device: &Device, dtype: DType, rows: bool) -> String {
-    let expected = compress(&Device::flex(), dtype, rows).expect("Flex holds every dtype");
-    verdict(compress(device, dtype, rows), &expected)
+fn compress_cell(device: &Device, dtype: DType, case: CompressCase) -> String {
+    let expected = compress(&Device::flex(), dtype, case).expect("Flex holds every dtype");
+    verdict(compress(device, dtype, case), &expected)
 }
 
 fn main() {
@@ -271,13 +286,14 @@ fn main() {
         println!("| {dtype:?} | {} |", cells.join(" | "));
     }
     println!("\nCompress dtype support on {device:?}\n");
-    println!("| dtype | elements (mask) | rows (axis 0) |");
-    println!("|---|---|---|");
+    println!("| dtype | elements (mask) | rows (axis 0) | exact columns (axis 1) |");
+    println!("|---|---|---|---|");
     for dtype in INTS.iter().chain(&FLOATS) {
         println!(
-            "| {dtype:?} | {} | {} |",
-            compress_cell(&device, *dtype, false),
-            compress_cell(&device, *dtype, true)
+            "| {dtype:?} | {} | {} | {} |",
+            compress_cell(&device, *dtype, CompressCase::Mask),
+            compress_cell(&device, *dtype, CompressCase::Rows),
+            compress_cell(&device, *dtype, CompressCase::ExactColumns)
         );
     }
 }

@@ -666,6 +666,37 @@ fn compress_gradients_pass_through_views() {
     }
 }
 
+/// `into_exact` keeps the gradient: `sum(w * exact)` of the kept slices along axis 1 gives each
+/// selected element its weight, every other element zero.
+#[test]
+fn into_exact_passes_the_gradient_back() {
+    for device in autodiff_devices() {
+        let x_values = pseudo_random(12, 11);
+        let x = Tensor::<2>::from_data(TensorData::new(x_values, [3, 4]), &device).require_grad();
+        let keep = [true, false, true, true];
+        let condition = Tensor::<1, burn::tensor::Bool>::from_data(
+            TensorData::new(keep.to_vec(), [4]),
+            &device,
+        );
+        let exact = x.clone().compress_axis(1, condition).into_exact();
+        assert_eq!(exact.dims(), [3, 3]);
+        let weights_values = pseudo_random(9, 13);
+        let weights =
+            Tensor::<2>::from_data(TensorData::new(weights_values.clone(), [3, 3]), &device);
+        let grads = (exact * weights).sum().backward();
+        let gradient = values(x.grad(&grads).expect("the input has a gradient"));
+        let kept_columns = [Some(0), None, Some(1), Some(2)];
+        for (p, g) in gradient.iter().enumerate() {
+            let (row, column) = (p / 4, p % 4);
+            let expected = kept_columns[column].map_or(0.0, |c| weights_values[row * 3 + c]);
+            assert!(
+                (g - expected).abs() <= 1e-5,
+                "position {p} on {device:?}: gradient {g}, expected {expected}"
+            );
+        }
+    }
+}
+
 #[test]
 fn int_and_bool_compress_run_on_autodiff_devices() {
     for device in autodiff_devices() {

@@ -472,3 +472,52 @@ fn views_are_read_where_they_lie() {
         }
     }
 }
+
+/// `into_exact` of every dtype Burn creates on the device, along every axis, against the
+/// oracle: the slices kept are copied as raw bits, so no kernel of the element's type has to run
+/// (WGSL has no 8- or 16-bit integers and no bf16, OpenGL no 64-bit types or f16, and Burn
+/// creates them all on both).
+#[test]
+fn into_exact_of_every_dtype_along_every_axis() {
+    let dtypes = [DType::F16, DType::BF16, DType::F32, DType::F64]
+        .into_iter()
+        .chain(INT_DTYPES)
+        .chain([DType::Bool(burn::tensor::BoolStore::Native)]);
+    for device in devices() {
+        for dtype in dtypes.clone() {
+            let data = values_of(dtype, &[3, 4], 1);
+            for axis in [0isize, 1, -1] {
+                let resolved = axis.rem_euclid(2) as usize;
+                let keep: Vec<bool> = (0..data.shape()[resolved]).map(|i| i != 1).collect();
+                let (count, padded) = oracle(&data, resolved, &keep);
+                // The padded oracle without the slices at or past `count` along the axis.
+                let expected: Vec<f64> = padded
+                    .iter()
+                    .enumerate()
+                    .filter(|(flat, _)| [flat / 4, flat % 4][resolved] < count)
+                    .map(|(_, &v)| v)
+                    .collect();
+                let keep = condition(&keep, &device);
+                let exact = match dtype {
+                    DType::Bool(_) => Tensor::<2, Bool>::from_data(data.clone(), &device)
+                        .compress_axis(axis, keep)
+                        .into_exact()
+                        .into_data(),
+                    d if d.is_float() => float_tensor::<2>(data.clone(), &device)
+                        .compress_axis(axis, keep)
+                        .into_exact()
+                        .into_data(),
+                    _ => int_tensor::<2>(data.clone(), &device)
+                        .compress_axis(axis, keep)
+                        .into_exact()
+                        .into_data(),
+                };
+                let case = format!("{dtype:?} axis {axis} on {device:?}");
+                let mut dims = vec![3, 4];
+                dims[resolved] = count;
+                assert_eq!(exact.shape().to_vec(), dims, "{case}");
+                assert_eq!(as_f64(&exact), expected, "{case}");
+            }
+        }
+    }
+}

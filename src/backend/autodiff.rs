@@ -17,6 +17,7 @@ use burn::backend::tensor::{BoolTensor, FloatTensor, IntTensor};
 use burn::tensor::{IntDType, Shape};
 
 use crate::DmlOps;
+use crate::ops::leading_slices;
 use crate::scatter_nd_rules::{OutOfBounds, Reduction, not_differentiable};
 
 impl<B: DmlOps, C: CheckpointStrategy> DmlOps for Autodiff<B, C> {
@@ -28,8 +29,33 @@ impl<B: DmlOps, C: CheckpointStrategy> DmlOps for Autodiff<B, C> {
         B::float_bit_count(input.into_primitive(), out_dtype)
     }
 
-    fn int_leading_rows(tensor: IntTensor<Self>, rows: usize) -> IntTensor<Self> {
-        B::int_leading_rows(tensor, rows)
+    fn float_leading_slices(
+        tensor: FloatTensor<Self>,
+        axis: usize,
+        count: usize,
+    ) -> FloatTensor<Self> {
+        let prep = LeadingSlicesBackward
+            .prepare::<C>([tensor.node()])
+            .compute_bound()
+            .stateful();
+        let state = (tensor.primitive().shape(), axis, count);
+        let kept = B::float_leading_slices(tensor.into_primitive(), axis, count);
+        match prep {
+            OpsKind::Tracked(prep) => prep.finish(state, kept),
+            OpsKind::UnTracked(prep) => prep.finish(kept),
+        }
+    }
+
+    fn int_leading_slices(tensor: IntTensor<Self>, axis: usize, count: usize) -> IntTensor<Self> {
+        B::int_leading_slices(tensor, axis, count)
+    }
+
+    fn bool_leading_slices(
+        tensor: BoolTensor<Self>,
+        axis: usize,
+        count: usize,
+    ) -> BoolTensor<Self> {
+        B::bool_leading_slices(tensor, axis, count)
     }
 
     fn float_compress(
@@ -397,6 +423,29 @@ impl<B: DmlOps> Backward<B, 1> for CompressBackward {
                 rank,
             );
             unflatten(B::float_swap_dims(scattered, 0, axis))
+        });
+    }
+}
+
+/// The backward pass of the leading slices: the gradient goes back to the slices kept, zeros
+/// to the rest.
+#[derive(Debug)]
+struct LeadingSlicesBackward;
+
+impl<B: DmlOps> Backward<B, 1> for LeadingSlicesBackward {
+    /// The input's shape, the axis and the number of slices kept.
+    type State = (Shape, usize, usize);
+
+    fn backward(
+        self,
+        ops: Ops<Self::State, 1>,
+        grads: &mut Gradients,
+        _checkpointer: &mut Checkpointer,
+    ) {
+        let (shape, axis, count) = ops.state;
+        unary::<B, _>(ops.parents, ops.node, grads, |grad| {
+            let zeros = B::float_zeros(shape.clone(), &grad.device(), grad.dtype().into());
+            B::float_slice_assign(zeros, &leading_slices(&shape, axis, count), grad)
         });
     }
 }

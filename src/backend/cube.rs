@@ -39,8 +39,24 @@ impl DmlOps for CubeBackend {
         bit_count(input, out_dtype)
     }
 
-    fn int_leading_rows(tensor: IntTensor<Self>, rows: usize) -> IntTensor<Self> {
-        leading_rows(tensor, rows)
+    fn float_leading_slices(
+        tensor: FloatTensor<Self>,
+        axis: usize,
+        count: usize,
+    ) -> FloatTensor<Self> {
+        leading_slices(tensor, axis, count)
+    }
+
+    fn int_leading_slices(tensor: IntTensor<Self>, axis: usize, count: usize) -> IntTensor<Self> {
+        leading_slices(tensor, axis, count)
+    }
+
+    fn bool_leading_slices(
+        tensor: BoolTensor<Self>,
+        axis: usize,
+        count: usize,
+    ) -> BoolTensor<Self> {
+        leading_slices(tensor, axis, count)
     }
 
     fn float_compress(
@@ -377,21 +393,37 @@ fn compress(
     (count, values)
 }
 
-/// The first `rows` rows of a `[n, width]` tensor, copied as raw bits (through 32-bit words
-/// where the runtime cannot bind the type), so no kernel of the element type has to compile.
-fn leading_rows(tensor: CubeTensor, rows: usize) -> CubeTensor {
-    let tensor = contiguous_bits(tensor, "NonZeroCoordinates");
-    let width = tensor.shape()[1];
-    let output = empty_output(&tensor, [rows, width].into(), tensor.dtype);
-    launch_copy(
-        &tensor.client,
+/// The first `count` slices along `axis`, copied as raw bits (through 32-bit words where the
+/// runtime cannot bind the type), so no kernel of the element type has to compile: one copy of
+/// a prefix when `axis` has no dimension of more than one element before it, else a copy of the
+/// strided view that keeps those slices.
+fn leading_slices(tensor: CubeTensor, axis: usize, count: usize) -> CubeTensor {
+    let tensor = contiguous_bits(tensor, "the exact form");
+    let shape = tensor.shape();
+    let mut kept = shape.clone();
+    kept[axis] = count;
+    if shape[..axis].iter().all(|&d| d == 1) {
+        let output = empty_output(&tensor, kept.clone(), tensor.dtype);
+        launch_copy(
+            &tensor.client,
+            tensor.handle.clone(),
+            output.handle.clone(),
+            dtype_to_elem_type(tensor.dtype),
+            kept.num_elements(),
+        )
+        .unwrap_or_else(|err| launch_failed("the exact form", &tensor.device, err));
+        return output;
+    }
+    // The kept slices as a view of the same buffer with the same strides, then made contiguous.
+    let strides = tensor.meta.strides().to_vec();
+    let view = CubeTensor::new(
+        tensor.client.clone(),
         tensor.handle.clone(),
-        output.handle.clone(),
-        dtype_to_elem_type(tensor.dtype),
-        rows * width,
-    )
-    .unwrap_or_else(|err| launch_failed("NonZeroCoordinates", &tensor.device, err));
-    output
+        Metadata::new(kept, strides),
+        tensor.device.clone(),
+        tensor.dtype,
+    );
+    contiguous_bits(view, "the exact form")
 }
 
 /// ScatterND in place where the input's buffer is not shared, after one copy otherwise. The

@@ -143,13 +143,36 @@ pub trait DmlOps: Backend {
         (count, Self::bool_from_data(values, &device))
     }
 
-    /// The first `rows` rows of an Int tensor of shape `[n, width]` (`rows <= n`): the exact
-    /// form of NonZeroCoordinates. The kernels copy raw bits, so every Int dtype works on every
-    /// runtime, those it cannot compute with included.
-    #[fusion(meta = leading_rows_metadata)]
-    fn int_leading_rows(tensor: IntTensor<Self>, rows: usize) -> IntTensor<Self> {
-        let width = tensor.shape()[1];
-        Self::int_slice(tensor, &[Slice::from(0..rows), Slice::from(0..width)])
+    /// The first `count` slices along `axis` of a Float tensor (`count` at most that
+    /// dimension): the exact forms of Compress and NonZeroCoordinates. The kernels copy raw
+    /// bits, so every dtype works on every runtime, those it cannot compute with included (a
+    /// slice through Burn would run a kernel of the element's type).
+    #[fusion(meta = leading_slices_metadata)]
+    fn float_leading_slices(
+        tensor: FloatTensor<Self>,
+        axis: usize,
+        count: usize,
+    ) -> FloatTensor<Self> {
+        let slices = leading_slices(&tensor.shape(), axis, count);
+        Self::float_slice(tensor, &slices)
+    }
+
+    /// [`float_leading_slices`](Self::float_leading_slices) for Int tensors.
+    #[fusion(meta = leading_slices_metadata)]
+    fn int_leading_slices(tensor: IntTensor<Self>, axis: usize, count: usize) -> IntTensor<Self> {
+        let slices = leading_slices(&tensor.shape(), axis, count);
+        Self::int_slice(tensor, &slices)
+    }
+
+    /// [`float_leading_slices`](Self::float_leading_slices) for Bool tensors.
+    #[fusion(meta = leading_slices_metadata)]
+    fn bool_leading_slices(
+        tensor: BoolTensor<Self>,
+        axis: usize,
+        count: usize,
+    ) -> BoolTensor<Self> {
+        let slices = leading_slices(&tensor.shape(), axis, count);
+        Self::bool_slice(tensor, &slices)
     }
 
     /// ScatterND on a Float tensor: a copy of `input` (in place when its buffer is not shared)
@@ -313,13 +336,27 @@ fn compress_metadata(
     )
 }
 
-/// Output metadata of [`DmlOps::int_leading_rows`]: `[rows, width]` of the input's dtype.
+/// Every index of `shape` but the first `count` along `axis`: what the leading-slices methods
+/// keep.
+pub(crate) fn leading_slices(shape: &Shape, axis: usize, count: usize) -> Vec<Slice> {
+    shape
+        .iter()
+        .enumerate()
+        .map(|(d, &size)| Slice::from(0..if d == axis { count } else { size }))
+        .collect()
+}
+
+/// Output metadata of the leading-slices methods: the input's shape with `axis` cut to
+/// `count`, and its dtype.
 #[cfg(all(feature = "fusion", feature = "cube"))]
-fn leading_rows_metadata(
+fn leading_slices_metadata(
     tensor: &burn::backend::fusion::custom::TensorSpec,
-    rows: &usize,
+    axis: &usize,
+    count: &usize,
 ) -> burn::backend::fusion::custom::TensorSpec {
-    burn::backend::fusion::custom::TensorSpec::new([*rows, tensor.shape[1]].into(), tensor.dtype)
+    let mut shape = tensor.shape.clone();
+    shape[*axis] = *count;
+    burn::backend::fusion::custom::TensorSpec::new(shape, tensor.dtype)
 }
 
 /// Output metadata of the NonZeroCoordinates methods: fixed DirectML shapes, `[1]` and

@@ -2,7 +2,8 @@
 //! with output shapes known before anything runs.
 
 use burn::backend::Dispatch;
-use burn::tensor::{Bool, DType, Device, Float, Int, Tensor, kind::Basic};
+use burn::tensor::kind::{Basic, Kind};
+use burn::tensor::{Bool, DType, Device, Float, Int, Tensor};
 
 use super::nonzero::max_value;
 use super::support::{check_raw_bits_input, read_count};
@@ -29,6 +30,7 @@ pub struct Compressed<const D: usize, K: Basic = Float> {
 
 impl<const D: usize, K: Basic> Compressed<D, K> {
     /// Exactly `count` along the compressed axis: reads `count` back once (one synchronisation).
+    /// The slices kept are copied as raw bits, so every dtype works on every runtime.
     pub fn into_exact(self) -> Tensor<D, K> {
         let count = read_count(self.count);
         if count == 0 {
@@ -37,7 +39,13 @@ impl<const D: usize, K: Basic> Compressed<D, K> {
             let device = self.values.device();
             return Tensor::empty(dims, (&device, self.values.dtype()));
         }
-        self.values.narrow(self.axis, 0, count)
+        let values = self.values.into_dispatch();
+        let kept = match K::KIND {
+            Kind::Float => <Dispatch as DmlOps>::float_leading_slices(values, self.axis, count),
+            Kind::Int => <Dispatch as DmlOps>::int_leading_slices(values, self.axis, count),
+            Kind::Bool => <Dispatch as DmlOps>::bool_leading_slices(values, self.axis, count),
+        };
+        Tensor::from_dispatch(kept)
     }
 }
 

@@ -38,8 +38,9 @@ impl NonZeroCoordinates {
             let device = self.coordinates.device();
             return Tensor::empty([0, width], (&device, self.coordinates.dtype()));
         }
-        Tensor::from_dispatch(<Dispatch as DmlOps>::int_leading_rows(
+        Tensor::from_dispatch(<Dispatch as DmlOps>::int_leading_slices(
             self.coordinates.into_dispatch(),
+            0,
             rows,
         ))
     }
