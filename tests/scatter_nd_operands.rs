@@ -247,26 +247,31 @@ fn updates_that_view_the_input() {
     }
 }
 
-/// Indices of 8- and 16-bit types as transposed views, which Burn creates on every wgpu device:
-/// made contiguous as 32-bit words where the runtime cannot bind the type (Burn's own copy of
-/// such a view would need a kernel of that type).
+/// Indices of 8- and 16-bit types as transposed views, which Burn creates on every wgpu device,
+/// under every policy: made contiguous as 32-bit words where the runtime cannot bind the type,
+/// and read back that way for `Error`'s check (Burn's own copy of such a view would need a
+/// kernel of that type).
 #[test]
 fn narrow_index_views() {
     for device in devices() {
         for dtype in [DType::I8, DType::I16, DType::U8, DType::U16] {
-            // Tuples (2, 1) and (0, 1), from a transposed [[2, 0], [1, 1]].
-            let tuples = TensorData::new(vec![2i64, 0, 1, 1], [2, 2]).convert_dtype(dtype);
-            let indices = int_tensor::<2>(tuples, &device).transpose();
-            let x = Tensor::<2>::from_data([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], &device);
-            let updates = Tensor::<1>::from_data([9.0, 8.0], &device);
-            let output = x
-                .try_scatter_nd(indices, updates, Default::default())
-                .unwrap();
-            assert_eq!(
-                output.into_data().try_to_vec::<f32>().unwrap(),
-                vec![1.0, 8.0, 3.0, 4.0, 5.0, 9.0],
-                "{dtype:?} indices on {device:?}"
-            );
+            for out_of_bounds in [OutOfBounds::Skip, OutOfBounds::Clamp, OutOfBounds::Error] {
+                // Tuples (2, 1) and (0, 1), from a transposed [[2, 0], [1, 1]].
+                let tuples = TensorData::new(vec![2i64, 0, 1, 1], [2, 2]).convert_dtype(dtype);
+                let indices = int_tensor::<2>(tuples, &device).transpose();
+                let x = Tensor::<2>::from_data([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], &device);
+                let updates = Tensor::<1>::from_data([9.0, 8.0], &device);
+                let options = ScatterNdOptions {
+                    out_of_bounds,
+                    ..Default::default()
+                };
+                let output = x.try_scatter_nd(indices, updates, options).unwrap();
+                assert_eq!(
+                    output.into_data().try_to_vec::<f32>().unwrap(),
+                    vec![1.0, 8.0, 3.0, 4.0, 5.0, 9.0],
+                    "{dtype:?} indices, {out_of_bounds:?}, on {device:?}"
+                );
+            }
         }
     }
 }

@@ -2,10 +2,10 @@
 //! that the `into_exact` forms make.
 
 use burn::backend::{Backend, DTypeUsage, Dispatch};
-use burn::tensor::{DType, Device, Int, Tensor};
+use burn::tensor::{DType, Device, Int, Tensor, TensorData};
 
-use crate::DmlOpsError;
 use crate::scatter_nd_rules::Reduction;
+use crate::{DmlOps, DmlOpsError};
 
 /// Whether `device` can store tensors of `dtype` in its memory and bind them in kernels.
 fn can_store(device: &Device, dtype: DType) -> bool {
@@ -146,4 +146,16 @@ pub(crate) fn read_count(count: Tensor<1, Int>) -> usize {
         .try_to_vec::<i64>()
         .expect("count is an Int tensor")[0];
     usize::try_from(value).expect("count is never negative")
+}
+
+/// `tensor`'s values on the host, read through a contiguous copy of its raw bits: reading a
+/// view directly makes Burn copy it with a kernel of its type, which a runtime may lack (8- and
+/// 16-bit integers on WGSL, 64-bit ones on OpenGL). One synchronisation.
+pub(crate) fn read_int_bits<const D: usize>(tensor: Tensor<D, Int>) -> TensorData {
+    let dims = tensor.dims();
+    if dims.iter().product::<usize>() == 0 {
+        return tensor.into_data();
+    }
+    let copy = <Dispatch as DmlOps>::int_leading_slices(tensor.into_dispatch(), 0, dims[0]);
+    Tensor::<D, Int>::from_dispatch(copy).into_data()
 }

@@ -9,6 +9,7 @@ use burn::tensor::{Bool, Float, Int, Tensor};
 pub use options::{OutOfBounds, Reduction, ScatterNdOptions};
 
 use self::check::{Operand, check, check_in_range};
+use super::support::read_int_bits;
 use crate::{DmlOps, DmlOpsError};
 
 /// ScatterND: `output = input; output[indices[...]] = updates[...]`, with negative indices,
@@ -172,7 +173,7 @@ macro_rules! impl_scatter_nd {
                     });
                 }
                 if options.out_of_bounds == OutOfBounds::Error {
-                    let data = indices.clone().into_data();
+                    let data = read_int_bits(indices.clone());
                     check_in_range(&data, &plan, &input_shape)?;
                 }
                 // The backends skip the leading dimensions that `input_dims` ignores (all of size
