@@ -341,13 +341,7 @@ fn assert_view_matches<K>(
 {
     let (data, flags) = shown;
     let out = view.clone().compress(mask);
-    let mut expected: Vec<f64> = as_f64(data)
-        .into_iter()
-        .zip(flags)
-        .filter_map(|(value, &keep)| keep.then_some(value))
-        .collect();
-    let count = expected.len();
-    expected.resize(data.num_elements(), 0.0);
+    let (count, expected) = mask_oracle(data, flags);
     assert_eq!(to_i64(&out.count.into_data()), vec![count as i64], "{case}");
     assert_eq!(as_f64(&out.values.into_data()), expected, "{case}");
     for axis in 0..3 {

@@ -143,18 +143,25 @@ pub fn assert_axis_matches(data: &TensorData, axis: isize, condition: &[bool], d
     assert_eq!(values, expected, "{case}");
 }
 
-/// Checks a compress by `mask` against the oracle (the mask flattened as a condition of the
-/// flattened input).
-pub fn assert_mask_matches(data: &TensorData, mask: &[bool], device: &Device) {
-    let (count, values, dims) = run_mask(data, mask, device)
-        .unwrap_or_else(|err| panic!("{:?} on {device:?}: {err}", data.dtype()));
+/// The expected `(count, values)` of a compress of `data` by `mask` (of its shape, flattened
+/// with it): the elements where `mask` is true in row-major order, then zeros.
+pub fn mask_oracle(data: &TensorData, mask: &[bool]) -> (usize, Vec<f64>) {
     let mut expected: Vec<f64> = as_f64(data)
         .into_iter()
         .zip(mask)
         .filter_map(|(value, &keep)| keep.then_some(value))
         .collect();
-    let expected_count = expected.len();
+    let count = expected.len();
     expected.resize(data.num_elements(), 0.0);
+    (count, expected)
+}
+
+/// Checks a compress by `mask` against the oracle (the mask flattened as a condition of the
+/// flattened input).
+pub fn assert_mask_matches(data: &TensorData, mask: &[bool], device: &Device) {
+    let (count, values, dims) = run_mask(data, mask, device)
+        .unwrap_or_else(|err| panic!("{:?} on {device:?}: {err}", data.dtype()));
+    let (expected_count, expected) = mask_oracle(data, mask);
     let case = format!("{:?} {:?} on {device:?}", data.dtype(), data.shape());
     assert_eq!(dims, vec![data.num_elements()], "{case}");
     assert_eq!(count, expected_count, "{case}");
