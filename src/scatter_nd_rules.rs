@@ -77,6 +77,15 @@ pub(crate) fn resolve_index(value: i128, dim: usize, clamp: bool) -> Option<usiz
     }
 }
 
+/// The dimensions that index tuples of size `k` address in an input of `shape`, and the
+/// elements of the slice each addresses: the first `k` of its last `input_dims` dimensions and
+/// the product of the rest (the leading dimensions `input_dims` leaves out have size 1, so the
+/// layout is the same without them).
+pub(crate) fn indexed_dims(shape: &[usize], input_dims: usize, k: usize) -> (&[usize], usize) {
+    let (dims, slice) = shape[shape.len() - input_dims..].split_at(k);
+    (dims, slice.iter().product())
+}
+
 /// The target slice of each index tuple in `indices` (`[rows, k]` row-major) over the indexed
 /// dimensions `dims`, or `None` for a skipped tuple.
 pub(crate) fn target_slices(indices: &[i128], dims: &[usize], clamp: bool) -> Vec<Option<usize>> {

@@ -28,7 +28,7 @@ use cubecl::zspace::metadata::Metadata;
 use cubecl::zspace::striding::row_major_contiguous_strides;
 
 use crate::DmlOps;
-use crate::scatter_nd_rules::{OutOfBounds, Reduction};
+use crate::scatter_nd_rules::{OutOfBounds, Reduction, indexed_dims};
 
 impl DmlOps for CubeBackend {
     fn int_bit_count(input: IntTensor<Self>, out_dtype: IntDType) -> IntTensor<Self> {
@@ -488,11 +488,11 @@ fn scatter_nd(
 /// addresses.
 fn scatter_layout<'a>(data: &'a Shape, indices: &Shape, input_dims: usize) -> ScatterNdLayout<'a> {
     let k = indices[indices.num_dims() - 1];
-    let real = &data[data.num_dims() - input_dims..];
+    let (dims, slice) = indexed_dims(data, input_dims, k);
     ScatterNdLayout {
-        dims: &real[..k],
+        dims,
         rows: indices.num_elements() / k,
-        slice: real[k..].iter().product(),
+        slice,
     }
 }
 

@@ -4,7 +4,7 @@ use burn::tensor::{DType, TensorData};
 use half::{bf16, f16};
 
 use crate::host::reserve;
-use crate::scatter_nd_rules::{OutOfBounds, Reduction, index_values, target_slices};
+use crate::scatter_nd_rules::{OutOfBounds, Reduction, index_values, indexed_dims, target_slices};
 
 const OPERATOR: &str = "ScatterND";
 
@@ -90,9 +90,7 @@ pub(crate) fn scatter_nd(
 ) -> TensorData {
     let k = *indices.shape().last().expect("indices have a rank");
     let shape = input.shape();
-    let real = &shape[shape.len() - input_dims..];
-    let dims = &real[..k];
-    let slice: usize = real[k..].iter().product();
+    let (dims, slice) = indexed_dims(shape, input_dims, k);
     let targets = target_slices(
         &index_values(indices),
         dims,
@@ -144,9 +142,8 @@ pub(crate) fn gather_nd(
     input_dims: usize,
 ) -> TensorData {
     let k = *indices.shape().last().expect("indices have a rank");
-    let real = &input.shape()[input.shape().len() - input_dims..];
-    let dims = &real[..k];
-    let bytes = input.dtype().size() * real[k..].iter().product::<usize>();
+    let (dims, slice) = indexed_dims(input.shape(), input_dims, k);
+    let bytes = input.dtype().size() * slice;
     let targets = target_slices(
         &index_values(indices),
         dims,

@@ -192,77 +192,62 @@ fn check_axis(
     Ok(resolved)
 }
 
-macro_rules! impl_compress {
-    ($kind:ty, $method:ident) => {
-        impl<const D: usize> CompressExt<D, $kind> for Tensor<D, $kind> {
-            fn compress(self, mask: Tensor<D, Bool>) -> Compressed<1, $kind> {
-                self.try_compress(mask)
-                    .unwrap_or_else(|err| panic!("{err}"))
-            }
-
-            fn try_compress(
-                self,
-                mask: Tensor<D, Bool>,
-            ) -> Result<Compressed<1, $kind>, DmlOpsError> {
-                let shape = self.dims();
-                let device = self.device();
-                check_mask(&shape, &device, &mask.dims(), &mask.device())?;
-                let numel = shape.iter().product::<usize>();
-                // The checks of the flattened input: the backends read both tensors flat, so
-                // no view is reshaped here (Burn copies a view to reshape it, with kernels of
-                // the element's type, which not every runtime has).
-                check_axis((&[numel], self.dtype(), &device), 0, numel, &device)?;
-                let (count, values) = <Dispatch as DmlOps>::$method(
-                    self.into_dispatch(),
-                    mask.into_dispatch(),
-                    None,
-                    device.settings().int_dtype,
-                );
-                Ok(Compressed {
-                    count: Tensor::from_dispatch(count),
-                    values: Tensor::from_dispatch(values),
-                    axis: 0,
-                })
-            }
-
-            fn compress_axis(
-                self,
-                axis: isize,
-                condition: Tensor<1, Bool>,
-            ) -> Compressed<D, $kind> {
-                self.try_compress_axis(axis, condition)
-                    .unwrap_or_else(|err| panic!("{err}"))
-            }
-
-            fn try_compress_axis(
-                self,
-                axis: isize,
-                condition: Tensor<1, Bool>,
-            ) -> Result<Compressed<D, $kind>, DmlOpsError> {
-                let device = self.device();
-                let [slices] = condition.dims();
-                let axis = check_axis(
-                    (&self.dims(), self.dtype(), &device),
-                    axis,
-                    slices,
-                    &condition.device(),
-                )?;
-                let (count, values) = <Dispatch as DmlOps>::$method(
-                    self.into_dispatch(),
-                    condition.into_dispatch(),
-                    Some(axis),
-                    device.settings().int_dtype,
-                );
-                Ok(Compressed {
-                    count: Tensor::from_dispatch(count),
-                    values: Tensor::from_dispatch(values),
-                    axis,
-                })
-            }
-        }
+/// The backend's compress of `input` (of its own kind) by `condition`, along `axis` or by a mask
+/// of the input's shape (`None`; the backends read both flat, so no view is reshaped here: Burn
+/// copies a view to reshape it, with a kernel of the element's type, which not every runtime
+/// has). Checked by the caller.
+fn run_compress<const D: usize, const DC: usize, const DO: usize, K: Basic>(
+    input: Tensor<D, K>,
+    condition: Tensor<DC, Bool>,
+    axis: Option<usize>,
+) -> Compressed<DO, K> {
+    let count_dtype = input.device().settings().int_dtype;
+    let (input, condition) = (input.into_dispatch(), condition.into_dispatch());
+    let (count, values) = match K::KIND {
+        Kind::Float => <Dispatch as DmlOps>::float_compress(input, condition, axis, count_dtype),
+        Kind::Int => <Dispatch as DmlOps>::int_compress(input, condition, axis, count_dtype),
+        Kind::Bool => <Dispatch as DmlOps>::bool_compress(input, condition, axis, count_dtype),
     };
+    Compressed {
+        count: Tensor::from_dispatch(count),
+        values: Tensor::from_dispatch(values),
+        axis: axis.unwrap_or(0),
+    }
 }
 
-impl_compress!(Float, float_compress);
-impl_compress!(Int, int_compress);
-impl_compress!(Bool, bool_compress);
+impl<const D: usize, K: Basic> CompressExt<D, K> for Tensor<D, K> {
+    fn compress(self, mask: Tensor<D, Bool>) -> Compressed<1, K> {
+        self.try_compress(mask)
+            .unwrap_or_else(|err| panic!("{err}"))
+    }
+
+    fn try_compress(self, mask: Tensor<D, Bool>) -> Result<Compressed<1, K>, DmlOpsError> {
+        let shape = self.dims();
+        let device = self.device();
+        check_mask(&shape, &device, &mask.dims(), &mask.device())?;
+        // The checks of the flattened input and mask.
+        let numel = shape.iter().product::<usize>();
+        check_axis((&[numel], self.dtype(), &device), 0, numel, &device)?;
+        Ok(run_compress(self, mask, None))
+    }
+
+    fn compress_axis(self, axis: isize, condition: Tensor<1, Bool>) -> Compressed<D, K> {
+        self.try_compress_axis(axis, condition)
+            .unwrap_or_else(|err| panic!("{err}"))
+    }
+
+    fn try_compress_axis(
+        self,
+        axis: isize,
+        condition: Tensor<1, Bool>,
+    ) -> Result<Compressed<D, K>, DmlOpsError> {
+        let [slices] = condition.dims();
+        let axis = check_axis(
+            (&self.dims(), self.dtype(), &self.device()),
+            axis,
+            slices,
+            &condition.device(),
+        )?;
+        Ok(run_compress(self, condition, Some(axis)))
+    }
+}
