@@ -7,8 +7,8 @@ use cubecl::prelude::*;
 use cubecl::server::Handle;
 
 use crate::launch::{
-    RunGeometry, bits_elem, can_bind, elementwise_geometry, launch_vectors_then_tail, require_len,
-    require_word_aligned, vector_size_for, vectors_per_unit,
+    RunGeometry, bits_elem, can_bind, elementwise_geometry, has_planes, launch_vectors_then_tail,
+    require_len, require_word_aligned, vector_size_for, vectors_per_unit,
 };
 use crate::strided::strided_offset;
 use crate::{InputView, KernelError};
@@ -95,7 +95,7 @@ pub fn launch_copy(
         (bits, len)
     };
     let vector = vector_size_for(client, &[elem.size()]);
-    let per_unit = vectors_per_unit(client);
+    let per_unit = vectors_per_unit(has_planes(client));
     let launch = |vector: usize, first: usize, vectors: usize| {
         let run = RunGeometry::new(client, vectors, per_unit);
         // SAFETY: both handles hold `len` elements (checked above; for words, the words that

@@ -383,13 +383,10 @@ pub(crate) fn has_planes(client: &Client) -> bool {
         .contains(cubecl::ir::features::Plane::Ops)
 }
 
-/// [`CPU_VECTORS_PER_UNIT`] where `client` has no plane operations, 1 where it has them.
-pub(crate) fn vectors_per_unit(client: &Client) -> usize {
-    if has_planes(client) {
-        1
-    } else {
-        CPU_VECTORS_PER_UNIT
-    }
+/// Vectors per unit of an elementwise launch: 1 with plane operations (`planes`, GPUs),
+/// [`CPU_VECTORS_PER_UNIT`] without.
+pub(crate) fn vectors_per_unit(planes: bool) -> usize {
+    if planes { 1 } else { CPU_VECTORS_PER_UNIT }
 }
 
 /// A one-dimensional launch over `vectors` work items, `per_unit` consecutive ones to a unit.

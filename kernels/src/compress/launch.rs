@@ -6,8 +6,8 @@ use cubecl::server::Handle;
 
 use super::gather::{SliceWalk, compress_gather_packed, compress_gather_slices};
 use crate::launch::{
-    CPU_VECTORS_PER_UNIT, RunGeometry, bits_elem, can_bind, elementwise_geometry, require_binding,
-    require_len, require_word_aligned, vector_size_for,
+    RunGeometry, bits_elem, can_bind, elementwise_geometry, require_binding, require_len,
+    require_word_aligned, vector_size_for, vectors_per_unit,
 };
 use crate::nonzero::{
     CompactionInput, CompactionOutput, CompactionPlan, CompactionStages, CubeScan,
@@ -250,12 +250,9 @@ fn compress_slices(
             let in_units = outer * axis_len * inner_units;
             let units = outer * slices * inner_units;
             // Consecutive vectors per unit without planes (CPU drivers), neighbouring units on
-            // neighbouring vectors with them (GPUs).
-            let per_unit = if plan.scan == CubeScan::Planes {
-                1
-            } else {
-                CPU_VECTORS_PER_UNIT
-            };
+            // neighbouring vectors with them (GPUs); the plan says which, so that a plan forced
+            // to planes tests the GPU layout on any runtime.
+            let per_unit = vectors_per_unit(plan.scan == CubeScan::Planes);
             let run = RunGeometry::new(client, units, per_unit);
             // SAFETY: the kernel writes output vectors `p < units` (the output holds `out_len`
             // elements, `units` vectors of them, or words of them, checked above) and reads
