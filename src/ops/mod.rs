@@ -208,11 +208,11 @@ pub trait DmlOps: Backend {
     }
 
     /// ScatterND's adjoint for the updates (what its backward pass needs): the slices of `input`
-    /// that the index tuples of `indices` address, resolved exactly as
-    /// [`float_scatter_nd`](Self::float_scatter_nd) resolves them with `out_of_bounds`, row
-    /// after row in a tensor of `shape` (`rows * prod(input.shape[k..])` elements, usually the
-    /// updates' shape), in the input's last `input_dims` dimensions as there. A skipped tuple's
-    /// row is zeros. Unlike Burn's `float_gather_nd`, no index reads outside `input`.
+    /// that the index tuples of `indices` address (in its last `input_dims` dimensions),
+    /// resolved exactly as [`float_scatter_nd`](Self::float_scatter_nd) resolves them with
+    /// `out_of_bounds`, row after row in a tensor of `shape` (as many rows of the slice's size,
+    /// usually the updates' shape). A skipped tuple's row is zeros. Unlike Burn's
+    /// `float_gather_nd`, no index reads outside `input`.
     #[fusion(dtype = input, shape = shape.clone())]
     fn float_gather_nd_slices(
         input: FloatTensor<Self>,
