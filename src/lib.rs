@@ -26,7 +26,8 @@
 //! |---|---|---|
 //! | `wgpu` | yes | Burn's wgpu runtime (WGSL): Vulkan, Metal, DX12, lavapipe |
 //! | `vulkan` | no | wgpu through SPIR-V: 8- and 16-bit dtypes where the driver has them |
-//! | `cuda` | no | CubeCL's CUDA runtime (its build downloads an LLVM bundle) |
+//! | `cuda` | no | CubeCL's CUDA runtime, compiling through LLVM (its build downloads a bundle) |
+//! | `cuda-nvrtc` | no | `cuda`, compiling kernels as CUDA C++ with NVRTC at run time |
 //! | `flex` | yes | Burn's pure-Rust CPU backend, running the reference implementation |
 //! | `fusion` | yes | Burn's lazy Fusion backend around the GPU runtimes |
 //! | `autodiff` | yes | Burn's autodiff devices (`Device::autodiff(..)`): ScatterND gradients |

@@ -15,24 +15,25 @@ use common::*;
 /// through the crate's dev-dependency on itself.
 fn matrix() -> Vec<(&'static str, Device)> {
     let mut devices = vec![("Flex", flex()), ("NdArray", Device::ndarray())];
-    let wgpu = default_device();
-    devices.extend(wgpu.clone().map(|device| ("wgpu", device)));
+    let gpu = default_device();
+    devices.extend(gpu.clone().map(|device| ("GPU", device)));
     devices.push(("Autodiff<Flex>", flex().autodiff()));
     devices.push(("Autodiff<NdArray>", Device::ndarray().autodiff()));
-    devices.extend(wgpu.map(|device| ("Autodiff<wgpu>", device.autodiff())));
+    devices.extend(gpu.map(|device| ("Autodiff<GPU>", device.autodiff())));
     devices
 }
 
 /// What the matrix must hold, written out rather than derived: each name with what Burn's
-/// `Debug` of the device must contain. The wgpu rows exist where wgpu has an adapter (which
-/// `BURN_DML_OPS_REQUIRE_GPU=1` requires).
+/// `Debug` of the device must contain (`GPU`: the runtime under test, see [`gpu_debug_name`]).
+/// The GPU rows exist where the runtime has a device (which `BURN_DML_OPS_REQUIRE_GPU=1`
+/// requires).
 const EXPECTED: [(&str, &[&str], bool); 6] = [
     ("Flex", &["Flex"], false),
     ("NdArray", &["NdArray"], false),
-    ("wgpu", &["Wgpu"], true),
+    ("GPU", &["GPU"], true),
     ("Autodiff<Flex>", &["Autodiff", "Flex"], false),
     ("Autodiff<NdArray>", &["Autodiff", "NdArray"], false),
-    ("Autodiff<wgpu>", &["Autodiff", "Wgpu"], true),
+    ("Autodiff<GPU>", &["Autodiff", "GPU"], true),
 ];
 
 /// What one operator returned on one device, as i64 or f32 values.
@@ -195,6 +196,16 @@ fn every_device_gives_the_spec_values() {
         .zip(EXPECTED.iter().filter(|e| has_gpu || !e.2))
     {
         let debug = format!("{device:?}");
+        let parts: Vec<&str> = parts
+            .iter()
+            .map(|part| {
+                if *part == "GPU" {
+                    gpu_debug_name()
+                } else {
+                    part
+                }
+            })
+            .collect();
         assert!(
             parts.iter().all(|part| debug.contains(part)),
             "{name} is {debug}, which does not name {parts:?}"

@@ -2,6 +2,7 @@
 //! update it in place), and a strided view's into a contiguous buffer through 32-bit words (what
 //! NonZeroCoordinates does first with a view of a type the runtime cannot bind).
 
+use crate::capture::launch_unchecked;
 use cubecl::ir::{ElemType, UIntKind};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
@@ -15,7 +16,7 @@ use crate::{InputView, KernelError};
 
 /// `output[i] = input[i]` for the `vectors` vectors from vector `first`; unit `u` copies the
 /// `per_unit` consecutive ones from `first + u * per_unit`.
-#[cube(launch_unchecked, address_type = "dynamic")]
+#[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn copy_kernel<T: Numeric, N: Size>(
     input: &[Vector<T, N>],
     output: &mut [Vector<T, N>],
@@ -40,7 +41,7 @@ pub fn copy_kernel<T: Numeric, N: Size>(
 /// `output[word]` takes the bits of `input[word]` under `mask` and keeps its own elsewhere: the
 /// last, partial word of a copy through words, whose bytes past the copied elements may belong
 /// to whatever follows the output in its buffer.
-#[cube(launch_unchecked, address_type = "dynamic")]
+#[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn copy_tail_word_kernel(input: &[u32], output: &mut [u32], word: usize, mask: u32) {
     if ABSOLUTE_POS == 0 {
         output[word] = (input[word] & mask) | (output[word] & !mask);
@@ -78,7 +79,7 @@ pub fn launch_copy(
             // CubeCL binds them as whole words; the kernel's single unit touches only that word
             // and stores back the output's own bytes past the tail.
             unsafe {
-                copy_tail_word_kernel::launch_unchecked(
+                launch_unchecked!(copy_tail_word_kernel(
                     client,
                     CubeCount::new_single(),
                     CubeDim::new_single(),
@@ -87,7 +88,7 @@ pub fn launch_copy(
                     BufferArg::from_raw_parts(output.clone(), whole + 1),
                     whole,
                     ((1u64 << (8 * tail)) - 1) as u32,
-                );
+                ));
             }
         }
         (ElemType::UInt(UIntKind::U32), whole)
@@ -102,7 +103,7 @@ pub fn launch_copy(
         // hold the elements, which CubeCL binds whole); the kernel touches vectors
         // `first..first + vectors`, which the calls below keep within `len`.
         unsafe {
-            copy_kernel::launch_unchecked(
+            launch_unchecked!(copy_kernel(
                 client,
                 run.cubes,
                 run.dim,
@@ -114,7 +115,7 @@ pub fn launch_copy(
                 vectors,
                 per_unit,
                 elem,
-            );
+            ));
         }
     };
     launch_vectors_then_tail(len, vector, launch);
@@ -125,7 +126,7 @@ pub fn launch_copy(
 /// bytes) into a contiguous buffer, reading and writing 32-bit words only: unit `w` writes
 /// output word `w`, with the `4 / bytes` elements it holds for 8- and 16-bit elements (zero bits
 /// past the last element) or one half of an element for 64-bit ones.
-#[cube(launch_unchecked, address_type = "dynamic")]
+#[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn contiguous_words_kernel(
     input: &[u32],
     output: &mut [u32],
@@ -192,7 +193,7 @@ pub fn launch_contiguous_words(
     // and reads the words of elements the view addresses, which lie inside the input handle
     // (`require_covered`), a buffer CubeCL binds rounded up to whole words.
     unsafe {
-        contiguous_words_kernel::launch_unchecked(
+        launch_unchecked!(contiguous_words_kernel(
             client,
             count,
             dim,
@@ -204,7 +205,7 @@ pub fn launch_contiguous_words(
             len,
             words,
             bytes,
-        );
+        ));
     }
     Ok(())
 }

@@ -99,6 +99,12 @@ pub enum KernelError {
         /// What is out of range.
         detail: String,
     },
+    /// A value passed to a launcher does not fit the element type it is stored as (a NonZero
+    /// fill outside the output type's range).
+    ValueOutOfRange {
+        /// What does not fit.
+        detail: String,
+    },
     /// A buffer handle does not start on the boundary a kernel reads it at (a 4-byte word for
     /// the word-wise kernels).
     Misaligned {
@@ -135,7 +141,8 @@ impl fmt::Display for KernelError {
             }
             Self::ShapeMismatch { detail }
             | Self::TooLarge { detail }
-            | Self::InvalidPlan { detail } => f.write_str(detail),
+            | Self::InvalidPlan { detail }
+            | Self::ValueOutOfRange { detail } => f.write_str(detail),
             Self::Misaligned {
                 role,
                 offset,
@@ -159,10 +166,22 @@ impl fmt::Display for KernelError {
 
 impl std::error::Error for KernelError {}
 
+/// Whether the integer `value` is representable in the integer type `elem`.
+pub(crate) fn fits_integer(value: i64, elem: ElemType) -> bool {
+    let bits = 8 * elem.size() as u32;
+    match elem {
+        ElemType::Int(_) if bits < 64 => {
+            (-(1i64 << (bits - 1))..(1i64 << (bits - 1))).contains(&value)
+        }
+        ElemType::UInt(_) if bits < 64 => (0..(1i64 << bits)).contains(&value),
+        ElemType::UInt(_) => value >= 0,
+        _ => true,
+    }
+}
+
 /// Whether `client` can bind buffers whose elements are `elem`.
 pub(crate) fn can_bind(client: &Client, elem: ElemType) -> bool {
-    client
-        .properties()
+    crate::capture::properties(client)
         .type_usage(elem)
         .contains(TypeUsage::Buffer)
 }
@@ -361,7 +380,12 @@ impl InputView {
 pub(crate) fn vector_size_for(client: &Client, bytes: &[usize]) -> usize {
     bytes
         .iter()
-        .map(|&b| client.io_optimized_vector_sizes(b).max().unwrap_or(1))
+        .map(|&b| {
+            crate::capture::properties(client)
+                .io_optimized_vector_sizes(b)
+                .max()
+                .unwrap_or(1)
+        })
         .min()
         .unwrap_or(1)
         .max(1)
@@ -376,8 +400,7 @@ pub(crate) const CPU_VECTORS_PER_UNIT: usize = 8;
 /// Whether `client` has plane (subgroup) operations: GPUs do; CPU drivers such as lavapipe
 /// (cubecl-wgpu turns planes off on CPU adapters) and OpenGL do not.
 pub(crate) fn has_planes(client: &Client) -> bool {
-    client
-        .properties()
+    crate::capture::properties(client)
         .features
         .plane
         .contains(cubecl::ir::features::Plane::Ops)

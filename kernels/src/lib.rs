@@ -21,6 +21,8 @@
 //! and then needs them to start on a 4-byte boundary.
 
 pub mod bit_count;
+#[doc(hidden)]
+pub mod capture;
 pub mod compress;
 pub mod copy;
 mod launch;

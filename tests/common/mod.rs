@@ -17,16 +17,17 @@ pub fn flex() -> Device {
     Device::flex()
 }
 
-/// The wgpu device (Fusion-wrapped, as Burn builds it), or `None` where wgpu finds no adapter:
-/// the caller then leaves its wgpu part out, and the binary's exit line counts the test as not
+/// The GPU device under test (Fusion-wrapped, as Burn builds it): wgpu, or CUDA in a build with
+/// the `cuda` feature run with `BURN_DEVICE=cuda`. `None` where the runtime finds no device:
+/// the caller then leaves its GPU part out, and the binary's exit line counts the test as not
 /// run on a GPU (a failure under `BURN_DML_OPS_REQUIRE_GPU=1`; see `skip.rs`).
 pub fn gpu() -> Option<Device> {
     static PROBE: OnceLock<Result<(), String>> = OnceLock::new();
-    let device = Device::wgpu(DeviceKind::default());
+    let (device, runtime) = gpu_under_test();
     let probe = PROBE.get_or_init(|| {
-        // CubeCL's own lookup first: it returns wgpu's error instead of panicking in a device
-        // thread. Then a round trip through Burn, which must work wherever an adapter exists.
-        cubecl::Device::wgpu(Default::default()).map_err(|err| err.to_string())?;
+        // CubeCL's own lookup first: it returns the runtime's error instead of panicking in a
+        // device thread. Then a round trip through Burn, which must work wherever a device is.
+        probe_runtime()?;
         let device = device.clone();
         catch_unwind(AssertUnwindSafe(move || {
             Tensor::<1, Int>::from_data([1, 2, 3], &device).into_data()
@@ -43,14 +44,47 @@ pub fn gpu() -> Option<Device> {
     match probe {
         Ok(()) => Some(device),
         Err(cause) => {
-            left_out(&format!("no wgpu adapter: {cause}"));
+            left_out(&format!("no {runtime} device: {cause}"));
             None
         }
     }
 }
 
-/// `Device::default()`, which must be the Fusion-wrapped wgpu device under the default
-/// features; `None` where [`gpu`] finds no adapter.
+/// Whether this run tests CUDA (`BURN_DEVICE=cuda` in a build with the `cuda` feature).
+fn testing_cuda() -> bool {
+    cfg!(feature = "cuda")
+        && std::env::var("BURN_DEVICE").is_ok_and(|name| name.eq_ignore_ascii_case("cuda"))
+}
+
+/// The device [`gpu`] tests, and its runtime's name.
+fn gpu_under_test() -> (Device, &'static str) {
+    #[cfg(feature = "cuda")]
+    if testing_cuda() {
+        return (Device::cuda(0), "CUDA");
+    }
+    (Device::wgpu(DeviceKind::default()), "wgpu")
+}
+
+/// What Burn's `Debug` of the device [`gpu`] tests names: `Wgpu`, or `Cuda`.
+pub fn gpu_debug_name() -> &'static str {
+    if testing_cuda() { "Cuda" } else { "Wgpu" }
+}
+
+/// CubeCL's lookup of the runtime [`gpu`] tests.
+fn probe_runtime() -> Result<(), String> {
+    #[cfg(feature = "cuda")]
+    if testing_cuda() {
+        return catch_unwind(|| cubecl::Device::cuda(0).map(|_| ()))
+            .map_err(|_| "the CUDA driver library could not be loaded".to_string())?
+            .map_err(|err| err.to_string());
+    }
+    cubecl::Device::wgpu(Default::default())
+        .map(|_| ())
+        .map_err(|err| err.to_string())
+}
+
+/// `Device::default()`, which must be the device [`gpu`] tests (Fusion-wrapped wgpu under the
+/// default features); `None` where [`gpu`] finds none.
 pub fn default_device() -> Option<Device> {
     gpu().map(|_| Device::default())
 }

@@ -13,7 +13,7 @@ use crate::strided::strided_offset;
 /// one contiguous range), and issues all its loads before its first store: the loads cannot wait
 /// on stores that the compiler must assume alias them, which keeps `per_unit` loads in flight.
 /// Each input byte is read once.
-#[cube(launch_unchecked, address_type = "dynamic")]
+#[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn bit_count_kernel<I: Int, O: Int, N: Size>(
     input: &[Vector<I, N>],
     output: &mut [Vector<O, N>],
@@ -187,7 +187,7 @@ pub struct WordsLayout {
 /// otherwise its offset comes from `shape` and `strides` (in elements), which may be those of a
 /// transposed, sliced or broadcast view. The tail is handled in the same launch: loads stop at
 /// the last element, and the last output word keeps the bytes past the output's end.
-#[cube(launch_unchecked, address_type = "dynamic")]
+#[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn bit_count_words_kernel(
     input: &[u32],
     output: &mut [u32],

@@ -1,6 +1,7 @@
 //! Host-side launch over raw CubeCL handles.
 
 use super::kernel::{WordsLayout, bit_count_kernel, bit_count_words_kernel, elements_per_unit};
+use crate::capture::launch_unchecked;
 use crate::launch::{
     can_bind, elementwise_geometry, has_planes, require_binding, require_len, require_word_aligned,
 };
@@ -147,7 +148,7 @@ fn launch_elements(
     // SAFETY: `launch_bit_count` checked that both handles hold `len` elements; the kernel
     // touches vectors `0..units` of `vector` lanes, and `vector` divides `len`.
     unsafe {
-        bit_count_kernel::launch_unchecked(
+        launch_unchecked!(bit_count_kernel(
             client,
             count,
             dim,
@@ -158,7 +159,7 @@ fn launch_elements(
             units,
             vectors_per_unit,
             [input.width.unsigned(), output_elem],
-        );
+        ));
     }
 }
 
@@ -202,7 +203,7 @@ fn launch_words(
     // rounded up to whole words) and stores only words that hold an output element, keeping the
     // bytes of the last word that lie past the output.
     unsafe {
-        bit_count_words_kernel::launch_unchecked(
+        launch_unchecked!(bit_count_words_kernel(
             client,
             count,
             dim,
@@ -218,6 +219,6 @@ fn launch_words(
                 contiguous,
                 groups: groups_per_unit,
             },
-        );
+        ));
     }
 }

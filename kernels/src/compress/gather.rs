@@ -104,7 +104,7 @@ fn source_of(
 /// vector to the next without dividing, and reads a slice's listed index once: `per_unit` 1
 /// keeps neighbouring units on neighbouring vectors (GPUs); more suits CPU drivers, which pay
 /// per unit and per lane's load.
-#[cube(launch_unchecked, address_type = "dynamic")]
+#[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn compress_gather_slices<T: Numeric, N: Size, C: Int>(
     input: &[Vector<T, N>],
     selected: &[u32],
@@ -167,7 +167,7 @@ pub fn compress_gather_slices<T: Numeric, N: Size, C: Int>(
 /// words: unit `w` writes output word `w` of `words`, the `32 / element_bits` elements it holds (of
 /// `elements`), each from the input word that holds its source (of `elements_in`). The last word's
 /// bits past the output keep their value: they may belong to whatever follows it.
-#[cube(launch_unchecked, address_type = "dynamic")]
+#[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn compress_gather_packed<C: Int>(
     input: &[u32],
     selected: &[u32],

@@ -1,5 +1,6 @@
 //! Host-side launch of a compress over raw CubeCL handles.
 
+use crate::capture::launch_unchecked;
 use cubecl::ir::{ElemType, UIntKind};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
@@ -259,7 +260,7 @@ fn compress_slices(
             // the input vector of a listed slice `s < axis_len` of the same outer index, below
             // `in_units`; `selected` holds `slices` entries and unit 0 writes `count_out[0]`.
             unsafe {
-                compress_gather_slices::launch_unchecked(
+                launch_unchecked!(compress_gather_slices(
                     client,
                     run.cubes,
                     run.dim,
@@ -278,7 +279,7 @@ fn compress_slices(
                     per_unit,
                     elem,
                     output.count_elem,
-                );
+                ));
             }
         }
         Moves::Packed { element_bits } => {
@@ -290,7 +291,7 @@ fn compress_slices(
             // `out_len` elements, which CubeCL binds whole) and reads the input words holding
             // listed elements below `in_len`.
             unsafe {
-                compress_gather_packed::launch_unchecked(
+                launch_unchecked!(compress_gather_packed(
                     client,
                     cubes,
                     dim,
@@ -309,7 +310,7 @@ fn compress_slices(
                     element_bits,
                     SliceWalk::new(outer, inner),
                     output.count_elem,
-                );
+                ));
             }
         }
     }

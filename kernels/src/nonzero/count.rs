@@ -95,30 +95,29 @@ fn vector_bits<I: Int, N: Size>(
 /// words, whose last word also holds bytes past the input.
 #[cube]
 fn valid_bits(index: usize, len: usize, #[comptime] lanes: usize) -> u32 {
+    // Selects, not branches: the plane scans that follow run with the whole plane.
     let first = index * lanes;
-    let mut valid = 0u32;
-    if first < len {
-        let left = len - first;
-        valid = comptime!(((1u64 << lanes) - 1) as u32);
-        if left < lanes {
-            valid = (1u32 << left as u32) - 1;
-        }
-    }
-    valid
+    let left = select(first < len, len, first) - first;
+    let partial = (1u32 << u32::cast_from(select(left < lanes, left, 0))) - 1;
+    select(
+        left < lanes,
+        partial,
+        comptime!(((1u64 << lanes) - 1) as u32),
+    )
 }
 
-/// Vector `index` of `input`, or zeros at or past `vectors`.
+/// Vector `index` of `input`, or zeros at or past `vectors` (`vectors > 0`). Selects rather
+/// than branches, so the plane scans that follow run with the whole plane: past the end it
+/// reads vector 0 and discards it.
 #[cube]
 fn load_or_zero<I: Int, N: Size>(
     input: &[Vector<I, N>],
     index: usize,
     vectors: usize,
 ) -> Vector<I, N> {
-    let mut value = Vector::<I, N>::new(I::from_int(0));
-    if index < vectors {
-        value = input[index];
-    }
-    value
+    let inside = index < vectors;
+    let value = input[select(inside, index, 0)];
+    select(inside, value, Vector::<I, N>::new(I::from_int(0)))
 }
 
 /// Step 1: `tile_counts[t]` = number of non-zero elements in tile `t` with planes, or without
@@ -127,7 +126,7 @@ fn load_or_zero<I: Int, N: Size>(
 /// vectors and `len` elements; `read` says how a vector holds them. The last word of 8- or
 /// 16-bit elements read as words may hold bytes past element `len - 1`, which are never
 /// counted.
-#[cube(launch_unchecked, address_type = "dynamic")]
+#[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn nonzero_tile_counts<I: Int, N: Size>(
     input: &[Vector<I, N>],
     tile_counts: &mut [u32],

@@ -1,5 +1,6 @@
 //! Host-side launch of the compaction over raw CubeCL handles.
 
+use crate::capture::launch_unchecked;
 use cubecl::ir::{ElemType, UIntKind};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
@@ -8,12 +9,12 @@ use super::count::{ElementRead, nonzero_tile_counts};
 use super::geometry::Geometry;
 use super::output_words::nonzero_output_words;
 use super::padding::nonzero_fill_padding;
-use super::plan::CompactionPlan;
+use super::plan::{CompactionPlan, CubeScan};
 use super::scan::nonzero_scan_tiles;
 use super::write::nonzero_write_coordinates;
 use crate::launch::{
-    CPU_VECTORS_PER_UNIT, RunGeometry, can_bind, elementwise_geometry, launch_vectors_then_tail,
-    require_binding, require_len, require_word_aligned, vector_size_for,
+    CPU_VECTORS_PER_UNIT, RunGeometry, can_bind, elementwise_geometry, fits_integer,
+    launch_vectors_then_tail, require_binding, require_len, require_word_aligned, vector_size_for,
 };
 use crate::{KernelError, StorageWidth};
 
@@ -190,6 +191,13 @@ impl CompactionStages {
                 return Err(KernelError::NotAnInteger { elem });
             }
         }
+        if let Some(fill) = output.fill
+            && !fits_integer(fill, output_elem)
+        {
+            return Err(KernelError::ValueOutOfRange {
+                detail: format!("the fill {fill} does not fit the output type {output_elem}"),
+            });
+        }
         let (dims, input_width) = (input.dims, input.width);
         let width = dims.len();
         let len = dims
@@ -209,7 +217,14 @@ impl CompactionStages {
             })?;
         // Typed where the runtime binds the width's unsigned type, 32-bit words (which every
         // runtime binds) otherwise.
-        let typed = can_bind(client, input_width.unsigned());
+        // With planes (GPUs) 8- and 16-bit elements are read as 32-bit words wherever the
+        // buffer starts on a word: a unit holds `per_unit` vectors in flight, and a vector of
+        // narrow lanes takes a register per lane in CUDA C++, which spilled (see the resource
+        // table in benches/README.md).
+        let narrow_as_words = plan.scan == CubeScan::Planes
+            && input_width.bytes() < 4
+            && require_word_aligned(&input.handle, "input").is_ok();
+        let typed = can_bind(client, input_width.unsigned()) && !narrow_as_words;
         let input_elem = if typed {
             input_width.unsigned()
         } else {
@@ -370,7 +385,7 @@ impl CompactionStages {
         // `tiles * words * cube_size` elements, by construction of the tile geometry `new`
         // checked.
         unsafe {
-            nonzero_tile_counts::launch_unchecked(
+            launch_unchecked!(nonzero_tile_counts(
                 &self.client,
                 self.tile_cubes(),
                 self.cube_dim(),
@@ -385,7 +400,7 @@ impl CompactionStages {
                 shape,
                 self.read,
                 self.input_elem,
-            );
+            ));
         }
     }
 
@@ -397,7 +412,7 @@ impl CompactionStages {
         // SAFETY: the kernel reads `tile_counts` below `runs` and writes `tile_offsets` below
         // `runs + 1` elements and `count[0]`.
         unsafe {
-            nonzero_scan_tiles::launch_unchecked(
+            launch_unchecked!(nonzero_scan_tiles(
                 &self.client,
                 CubeCount::Static(1, 1, 1),
                 self.cube_dim(),
@@ -410,7 +425,7 @@ impl CompactionStages {
                 shape.cube_size,
                 shape.planes,
                 self.count_elem,
-            );
+            ));
         }
     }
 
@@ -441,7 +456,7 @@ impl CompactionStages {
         // every coordinate store checks its row against `len` and the padding stores stop at
         // `len * width`, so no scan result can send a store outside `coordinates`.
         unsafe {
-            nonzero_write_coordinates::launch_unchecked(
+            launch_unchecked!(nonzero_write_coordinates(
                 &self.client,
                 self.tile_cubes(),
                 self.cube_dim(),
@@ -461,7 +476,7 @@ impl CompactionStages {
                 self.fill.is_some() && shape.planes,
                 self.gather,
                 self.output_elem,
-            );
+            ));
         }
     }
 
@@ -491,7 +506,7 @@ impl CompactionStages {
             // reads and writes vectors `first + i` for `i < vectors` only, which the split
             // keeps below `elements`.
             unsafe {
-                nonzero_fill_padding::launch_unchecked(
+                launch_unchecked!(nonzero_fill_padding(
                     &self.client,
                     run.cubes,
                     run.dim,
@@ -506,7 +521,7 @@ impl CompactionStages {
                     CPU_VECTORS_PER_UNIT,
                     self.output_elem,
                     self.count_elem,
-                );
+                ));
             }
         });
     }
@@ -530,7 +545,7 @@ impl CompactionStages {
         // `w < words` (the output holds `values` elements, the words that hold them, which
         // CubeCL binds whole, checked by `new`), and unit 0 writes the count's word(s).
         unsafe {
-            nonzero_output_words::launch_unchecked(
+            launch_unchecked!(nonzero_output_words(
                 &self.client,
                 cubes,
                 dim,
@@ -546,7 +561,7 @@ impl CompactionStages {
                 (fill >> 32) as u32,
                 out.bits,
                 out.fill.is_some(),
-            );
+            ));
         }
     }
 }

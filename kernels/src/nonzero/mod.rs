@@ -33,6 +33,7 @@ mod launch;
 mod output_words;
 mod padding;
 mod plan;
+mod rows;
 mod scan;
 mod tile;
 mod write;

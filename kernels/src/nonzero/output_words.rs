@@ -9,7 +9,7 @@ use cubecl::prelude::*;
 /// width`, the fill's bits after that when `has_fill`, and otherwise the word's own bits as they
 /// were), and unit 0 also writes the count. `bits` is the output's width: 8, 16 or 64. Bytes of
 /// a word past the last value (and past the count) keep their value.
-#[cube(launch_unchecked, address_type = "dynamic")]
+#[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn nonzero_output_words(
     rows: &[u32],
     count: &[u32],

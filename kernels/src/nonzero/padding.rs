@@ -8,7 +8,7 @@ use cubecl::prelude::*;
 /// before it: a vector that straddles the boundary is read and written back. Unit `u` takes the
 /// `per_unit` consecutive vectors from `first + u * per_unit`; a unit wholly before the boundary
 /// stops after one test.
-#[cube(launch_unchecked, address_type = "dynamic")]
+#[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn nonzero_fill_padding<T: Int, N: Size, C: Int>(
     rows: &mut [Vector<T, N>],
     count: &[C],

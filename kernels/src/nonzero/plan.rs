@@ -126,7 +126,8 @@ impl CompactionPlan {
     /// Checks the plan against `client`'s limits: units per cube, vectors per unit, and shared
     /// memory per cube.
     pub fn check(&self, client: &Client) -> Result<(), KernelError> {
-        let hardware = &client.properties().hardware;
+        let properties = crate::capture::properties(client);
+        let hardware = &properties.hardware;
         let most = hardware
             .max_units_per_cube
             .min(hardware.max_cube_dim.0)

@@ -137,7 +137,7 @@ pub(super) const STAGED_PER_UNIT: usize = 8;
 /// offsets coalesced too (see `scan_tiles_staged`); `chunk` is unused then. Without (CPU
 /// drivers, where a unit's sequential loop is cheap and barriers are not), each unit scans a
 /// contiguous chunk of `chunk` tiles straight from memory.
-#[cube(launch_unchecked, address_type = "dynamic")]
+#[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn nonzero_scan_tiles<O: Int>(
     tile_counts: &[u32],
     tile_offsets: &mut [u32],

@@ -4,9 +4,9 @@
 
 use cubecl::prelude::*;
 
+use super::rows::{element_row, store_row, unravel, write_step_rows};
 use super::scan::{plane_geometry, planes_before};
 use super::tile::{TileLayout, TileShape, tile_bits};
-use super::write::{element_row, store_row, unravel, write_step_rows};
 
 /// The write where the runtime has planes: each plane takes a contiguous run of the tile in
 /// [`PlaneSteps`], reads the units' bits from the mask and finds their rows with plane scans,
@@ -23,6 +23,13 @@ use super::write::{element_row, store_row, unravel, write_step_rows};
 ///   vectors for f32), a quarter of the sparse tiles' scans: 16 vectors per unit take one.
 ///
 /// Two barriers per tile: one for the planes' geometry, one for the planes' totals.
+///
+/// Every plane operation runs with the whole plane active: none follows a branch on a per-lane
+/// value (loads are guarded by selects, not branches), and each write runs all of its plane
+/// scans and ballots before its first store ([`PlaneSteps::write`]) or makes its stores
+/// branch-free ([`PlaneSteps::write_ballots`]). CUDA passes `__activemask()` to plane
+/// intrinsics and does not promise that lanes reconverge after a branch, so the kernel must not
+/// rely on it.
 #[cube]
 pub(super) fn write_tile_planes<O: Int>(
     mask: &[u32],
@@ -79,44 +86,25 @@ pub(super) fn write_tile_planes<O: Int>(
     // Rows before this plane's first: the tile's offset, then the planes before this one.
     let row = (tile_offset + planes_before(plane_sum(total), cube_size)) as usize;
     if very_sparse {
-        steps.write::<O>(
-            &very_sparse_bits,
-            coordinates,
-            values,
-            row,
-            dims,
-            wide_group,
-            shape,
-            gather,
-        );
+        let step = comptime!((wide_group, shape, gather));
+        steps.write::<O>(&very_sparse_bits, coordinates, values, row, dims, step);
     } else if sparse {
-        steps.write::<O>(
-            &sparse_bits,
-            coordinates,
-            values,
-            row,
-            dims,
-            group,
-            shape,
-            gather,
-        );
+        let step = comptime!((group, shape, gather));
+        steps.write::<O>(&sparse_bits, coordinates, values, row, dims, step);
     } else if geometry.units == PLANE_DIM {
         // A full plane (the same answer in every unit of the plane) numbers its units as the
         // hardware does, which the ballots need.
-        steps.write_ballots::<O>(&dense_bits, coordinates, values, row, dims, shape, gather);
+        let step = comptime!((1usize, shape, gather));
+        steps.write_ballots::<O>(&dense_bits, coordinates, values, row, dims, step);
     } else {
-        steps.write::<O>(
-            &dense_bits,
-            coordinates,
-            values,
-            row,
-            dims,
-            1usize,
-            shape,
-            gather,
-        );
+        let step = comptime!((1usize, shape, gather));
+        steps.write::<O>(&dense_bits, coordinates, values, row, dims, step);
     }
 }
+
+/// What a plane's write stores, fixed at compile time: `group` vectors per unit and step, the
+/// tile's shape, and whether rows hold gathered values (a compress) or coordinates.
+type StepWrite = (usize, TileShape, bool);
 
 /// How a plane walks its run of the tile in steps: each step gives each active unit `group`
 /// consecutive vectors, neighbouring units neighbouring groups, so that a step's rows are one
@@ -149,7 +137,9 @@ impl PlaneSteps {
     }
 
     /// Loads the unit's bits in each step of `group` vectors (`lanes` bits per vector, in
-    /// element order) from the mask into `bits`, and returns how many are set.
+    /// element order) from the mask into `bits`, and returns how many are set. Vectors past the
+    /// input's last read vector 0 of the tile and count as zero: a select, not a branch, so the
+    /// plane scans that follow run with the whole plane.
     fn load(
         &self,
         bits: &mut Array<u32>,
@@ -159,18 +149,21 @@ impl PlaneSteps {
     ) -> u32 {
         let per_unit = comptime!(shape.per_unit);
         let lanes = comptime!(shape.lanes);
+        let layout = &self.layout;
+        // The tile is the cube's: the same in every unit.
+        let in_tiles = layout.tile < layout.tiles;
         let mut total = 0u32;
         #[unroll]
         for step in 0..comptime!(per_unit.div_ceil(group)) {
             let in_step = comptime!(group.min(per_unit - step * group));
             let q = self.vector(step, group, per_unit);
             let mut b = 0u32;
-            #[unroll]
-            for j in 0..in_step {
-                let layout = &self.layout;
-                if layout.tile < layout.tiles && self.first_vector + q + j < layout.vectors {
-                    b |=
-                        tile_bits(mask, layout.tile, q + j, shape) << comptime!((j * lanes) as u32);
+            if in_tiles {
+                #[unroll]
+                for j in 0..in_step {
+                    let inside = self.first_vector + q + j < layout.vectors;
+                    let vector_bits = tile_bits(mask, layout.tile, select(inside, q + j, 0), shape);
+                    b |= select(inside, vector_bits, 0u32) << comptime!((j * lanes) as u32);
                 }
             }
             bits[step] = b;
@@ -180,11 +173,10 @@ impl PlaneSteps {
     }
 
     /// Writes the rows of `bits` (from [`PlaneSteps::load`] with the same `group`) from row
-    /// `row`, the plane's first, on. Two steps' counts per plane scan, in 16-bit fields: a
-    /// step holds at most 32 bits, so a field sums at most `32 * PLANE_DIM <= 4096` and never
-    /// carries into the next.
-    // The buffers and the comptime layout are arguments: `self` holds only the plane's place.
-    #[allow(clippy::too_many_arguments)]
+    /// `row`, the plane's first, on. Every plane scan comes first, two steps' counts per scan
+    /// in 16-bit fields (a step holds at most 32 bits, so a field sums at most
+    /// `32 * PLANE_DIM <= 4096` and never carries into the next); then each step's stores,
+    /// whose loops run per lane, with no plane operation after them.
     fn write<O: Int>(
         &self,
         bits: &Array<u32>,
@@ -192,14 +184,15 @@ impl PlaneSteps {
         values: &[O],
         row: usize,
         dims: &Sequence<u32>,
-        #[comptime] group: usize,
-        #[comptime] shape: TileShape,
-        #[comptime] gather: bool,
+        #[comptime] step_write: StepWrite,
     ) {
-        let per_unit = comptime!(shape.per_unit);
-        let lanes = comptime!(shape.lanes);
-        let rows = self.layout.rows;
+        let group = comptime!(step_write.0);
+        let per_unit = comptime!(step_write.1.per_unit);
+        let lanes = comptime!(step_write.1.lanes);
         let steps = comptime!(per_unit.div_ceil(group));
+        let rows = self.layout.rows;
+        // Each step's first row for this unit.
+        let mut starts = Array::<usize>::new(steps);
         let mut row = row;
         #[unroll]
         for pair in 0..comptime!(steps.div_ceil(2)) {
@@ -210,32 +203,26 @@ impl PlaneSteps {
             }
             let before = plane_exclusive_sum(packed);
             let in_rows = plane_sum(packed);
+            starts[step] = row + (before & 0xFFFF) as usize;
+            row += (in_rows & 0xFFFF) as usize;
+            if comptime!(step + 1 < steps) {
+                starts[step + 1] = row + (before >> 16) as usize;
+                row += (in_rows >> 16) as usize;
+            }
+        }
+        #[unroll]
+        for step in 0..steps {
             let q = self.vector(step, group, per_unit);
             write_step_rows::<O>(
                 coordinates,
                 values,
                 bits[step],
                 (self.first_vector + q) * lanes,
-                row + (before & 0xFFFF) as usize,
+                starts[step],
                 rows,
                 dims,
-                gather,
+                comptime!(step_write.2),
             );
-            row += (in_rows & 0xFFFF) as usize;
-            if comptime!(step + 1 < steps) {
-                let q = self.vector(step + 1, group, per_unit);
-                write_step_rows::<O>(
-                    coordinates,
-                    values,
-                    bits[step + 1],
-                    (self.first_vector + q) * lanes,
-                    row + (before >> 16) as usize,
-                    rows,
-                    dims,
-                    gather,
-                );
-                row += (in_rows >> 16) as usize;
-            }
         }
     }
 
@@ -247,13 +234,14 @@ impl PlaneSteps {
     /// elements, and the units holding one store to consecutive rows. No loop runs per set bit
     /// and no scan per step: the ballot's count moves every unit's row alike.
     ///
+    /// The stores take no branch on a per-lane value, so every shuffle and ballot of the next
+    /// round runs with the whole plane: a unit whose element is not set stores the round's last
+    /// set element into its row, the same value to the same address as the unit that holds it.
+    /// A round with no set element, or whose rows would pass the output's end (never, with the
+    /// scan's offsets), stores nothing; both conditions are the same in the whole plane.
+    ///
     /// Needs a full plane (`units == PLANE_DIM`, so a unit's position is its hardware lane) and
-    /// `bits` loaded with a group of one vector. Each round's shuffle and ballot follow the
-    /// previous round's store, which only some units take: the plane must have reconverged by
-    /// then. CubeCL's CUDA target passes `__activemask()` to both, so this holds only where the
-    /// compiler reconverges after the store's branch; an untested assumption on CUDA.
-    // The buffers and the comptime layout are arguments: `self` holds only the plane's place.
-    #[allow(clippy::too_many_arguments)]
+    /// `bits` loaded with a group of one vector.
     fn write_ballots<O: Int>(
         &self,
         bits: &Array<u32>,
@@ -261,12 +249,11 @@ impl PlaneSteps {
         values: &[O],
         row: usize,
         dims: &Sequence<u32>,
-        #[comptime] shape: TileShape,
-        #[comptime] gather: bool,
+        #[comptime] step_write: StepWrite,
     ) {
         let width = comptime!(dims.len());
-        let per_unit = comptime!(shape.per_unit);
-        let lanes = comptime!(shape.lanes);
+        let per_unit = comptime!(step_write.1.per_unit);
+        let lanes = comptime!(step_write.1.lanes);
         let rows = self.layout.rows;
         let lane = UNIT_POS_PLANE;
         let below = lanes_below(lane);
@@ -277,21 +264,24 @@ impl PlaneSteps {
             let first = (self.first_vector + self.run + comptime!(step) * self.units) * lanes;
             #[unroll]
             for round in 0..lanes {
-                let element = comptime!(round as u32) * PLANE_DIM + lane;
+                let round_first = comptime!(round as u32) * PLANE_DIM;
+                let element = round_first + lane;
                 let owner_bits = plane_shuffle(bits[step], element / comptime!(lanes as u32));
                 let set = ((owner_bits >> (element % comptime!(lanes as u32))) & 1u32) == 1u32;
                 let rank = BallotRank::new(plane_ballot(set), &below);
-                let at = row + rank.before as usize;
-                if set && at < rows {
-                    let flat = first + element as usize;
+                let total = rank.total as usize;
+                if total > 0 && row + total <= rows {
+                    let stored = select(set, element, round_first + rank.last);
+                    let at = row + select(set, rank.before, rank.total - 1) as usize;
+                    let flat = first + stored as usize;
                     if comptime!(width == 1) {
-                        coordinates[at] = element_row::<O>(values, flat, gather);
+                        coordinates[at] = element_row::<O>(values, flat, comptime!(step_write.2));
                     } else {
                         let coords = unravel(u32::cast_from(flat), dims, width);
                         store_row::<O>(coordinates, at, &coords, width);
                     }
                 }
-                row += rank.total as usize;
+                row += total;
             }
         }
     }
@@ -305,6 +295,8 @@ struct BallotRank {
     before: u32,
     /// The lanes that voted true.
     total: u32,
+    /// The highest lane that voted true (0 when none did).
+    last: u32,
 }
 
 #[cube]
@@ -313,13 +305,20 @@ impl BallotRank {
     fn new(ballot: Vector<u32, Const<4>>, below: &Array<u32>) -> BallotRank {
         let mut before = 0u32;
         let mut total = 0u32;
+        let mut last = 0u32;
         #[unroll]
         for w in 0..4usize {
             let votes = ballot.extract(w);
             before += (votes & below[w]).count_ones();
             total += votes.count_ones();
+            let highest = comptime!((w * 32 + 31) as u32) - votes.leading_zeros();
+            last = select(votes != 0, highest, last);
         }
-        BallotRank { before, total }
+        BallotRank {
+            before,
+            total,
+            last,
+        }
     }
 }
 

@@ -135,7 +135,7 @@ pub(super) fn update_target<I: Int>(
 /// For indices of a type the runtime [cannot bind](crate#types-the-runtime-cannot-bind); the other
 /// kernels then read the coordinates as unsigned indices with the `Skip` policy, and `u32::MAX` is
 /// out of range for every dimension.
-#[cube(launch_unchecked, address_type = "dynamic")]
+#[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn scatter_nd_resolve_indices(
     indices: &[u32],
     dims: Sequence<u32>,

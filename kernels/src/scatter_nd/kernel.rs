@@ -86,7 +86,7 @@ fn fold_segment<T: Numeric, B: Int>(
 
 /// `Assign`: `output[target(row) * slice + col] = updates[row * slice + col]` for each of the
 /// `units` update elements. `T` may be any type of the data's width: only bits move.
-#[cube(launch_unchecked, address_type = "dynamic")]
+#[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn scatter_nd_assign<T: Numeric, I: Int>(
     output: &mut [T],
     indices: &[I],
@@ -110,7 +110,7 @@ pub fn scatter_nd_assign<T: Numeric, I: Int>(
 /// The adjoint of `Assign`/`Add` for the updates (ScatterND's backward pass):
 /// `output[row * slice + col] = input[target(row) * slice + col]`, or zero for a skipped row,
 /// for each of the `units` output elements. Only bits move, as in `scatter_nd_assign`.
-#[cube(launch_unchecked, address_type = "dynamic")]
+#[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn scatter_nd_gather<T: Numeric, I: Int>(
     output: &mut [T],
     indices: &[I],
@@ -135,7 +135,7 @@ pub fn scatter_nd_gather<T: Numeric, I: Int>(
 
 /// A reduction through native atomics: `output[target] = op(output[target], update)` for each
 /// update element. Only for the operations the runtime reports for `Atomic<T>`.
-#[cube(launch_unchecked, address_type = "dynamic")]
+#[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn scatter_nd_atomic<T: Numeric, I: Int>(
     output: &mut [Atomic<T>],
     indices: &[I],
@@ -166,7 +166,7 @@ pub fn scatter_nd_atomic<T: Numeric, I: Int>(
 }
 
 /// Sets the first `len` elements of `buffer` to zero (the list heads: empty lists).
-#[cube(launch_unchecked, address_type = "dynamic")]
+#[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn scatter_nd_clear(buffer: &mut [u32], len: usize) {
     if ABSOLUTE_POS >= len {
         terminate!();
@@ -178,7 +178,7 @@ pub fn scatter_nd_clear(buffer: &mut [u32], len: usize) {
 /// marker), and the row pushes itself onto list `target * buckets + row % buckets` (each target
 /// has `buckets` lists): `next[row]` = the previous head, `heads[list]` = `row + 1` (0 ends a
 /// list).
-#[cube(launch_unchecked, address_type = "dynamic")]
+#[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn scatter_nd_link_rows<I: Int>(
     indices: &[I],
     dims: Sequence<u32>,
@@ -265,7 +265,7 @@ pub(super) fn reduces_segment(
 /// list's head about `length / 2^segment_bits` segments, so with `2^segment_bits` near
 /// `sqrt(rows)` (the launcher's choice) no chain of dependent loads is much longer than
 /// `2 * sqrt(rows)`, whatever the duplication.
-#[cube(launch_unchecked, address_type = "dynamic")]
+#[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn scatter_nd_segment_lists<T: Numeric, B: Int>(
     segments: &mut [T],
     segment_next: &mut [u32],
@@ -316,7 +316,7 @@ pub fn scatter_nd_segment_lists<T: Numeric, B: Int>(
 /// `heads`, `next` and `targets` are read without atomics: step 1 wrote them in an earlier
 /// launch, and launches on one stream run in order with their writes visible to the next, so
 /// they are final here and nothing writes them during this launch.
-#[cube(launch_unchecked, address_type = "dynamic")]
+#[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn scatter_nd_reduce_lists<T: Numeric, B: Int>(
     output: &mut [T],
     partials: &mut [T],
@@ -383,7 +383,7 @@ pub fn scatter_nd_reduce_lists<T: Numeric, B: Int>(
 /// Lists, step 3 where each target has `buckets` lists: one unit per output element folds the
 /// partial result of each non-empty list of its target into it with `op`, and writes it when
 /// any list was non-empty.
-#[cube(launch_unchecked, address_type = "dynamic")]
+#[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn scatter_nd_combine_buckets<T: Numeric, B: Int>(
     output: &mut [T],
     partials: &[T],

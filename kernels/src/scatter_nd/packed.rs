@@ -319,7 +319,7 @@ fn combine_packed(
 /// `scatter_nd_segment_lists` for packed data: the unit of each update element whose row starts
 /// a segment reduces its field and those of the following rows of its list, up to the next
 /// start, into `segments[position]` (one element's bits per word).
-#[cube(launch_unchecked, address_type = "dynamic")]
+#[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn scatter_nd_segment_lists_packed(
     segments: &mut [u32],
     segment_next: &mut [u32],
@@ -370,7 +370,7 @@ pub fn scatter_nd_segment_lists_packed(
 ///
 /// With `segment_bits` below 32 the walk takes each segment in one step, as in
 /// `scatter_nd_reduce_lists`. `heads`, `next` and `targets` are final here, as there.
-#[cube(launch_unchecked, address_type = "dynamic")]
+#[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn scatter_nd_reduce_lists_packed(
     output: &mut [Atomic<u32>],
     updates: &[u32],
@@ -439,7 +439,7 @@ pub fn scatter_nd_reduce_lists_packed(
 /// `32 / bits` update-shaped elements it holds, each taken from the input element its index
 /// tuple addresses (zero for a skipped tuple). The last word keeps its bytes past the output's
 /// end.
-#[cube(launch_unchecked, address_type = "dynamic")]
+#[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn scatter_nd_gather_packed<I: Int>(
     output: &mut [u32],
     indices: &[I],

@@ -102,7 +102,7 @@ fn combine_split(
 /// launcher runs it through the typed kernel as u32 rows of twice the slice.)
 ///
 /// `heads`, `next` and `targets` are final here, as in `scatter_nd_reduce_lists`.
-#[cube(launch_unchecked, address_type = "dynamic")]
+#[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn scatter_nd_reduce_lists_split(
     output: &mut [u32],
     updates: &[u32],

@@ -19,6 +19,19 @@ pub const INSTALL: &str = "on a machine without a GPU, install Mesa's lavapipe (
     on the CPU): `apt-get update && apt-get install -y mesa-vulkan-drivers libvulkan1`, then \
     rerun; `vulkaninfo --summary` (package vulkan-tools) should list a device named llvmpipe";
 
+/// How to get a CUDA device: there is no CPU stand-in.
+pub const INSTALL_CUDA: &str = "use a machine with an NVIDIA GPU and its driver, or unset \
+    BURN_DEVICE to test wgpu instead";
+
+/// What to do about a missing device, for the runtime named in `cause`.
+fn install(cause: &str) -> &'static str {
+    if cause.contains("CUDA") {
+        INSTALL_CUDA
+    } else {
+        INSTALL
+    }
+}
+
 /// The tests of this binary that left wgpu out, by name, and the first cause seen.
 static LEFT_OUT: Mutex<(BTreeSet<String>, String)> = Mutex::new((BTreeSet::new(), String::new()));
 
@@ -32,7 +45,10 @@ pub fn gpu_required() -> bool {
 /// that the binary prints when it exits, and returns so the caller can skip its wgpu part.
 pub fn left_out(cause: &str) {
     if gpu_required() {
-        panic!("{cause}. {REQUIRE_GPU}=1 requires a wgpu adapter: {INSTALL}");
+        panic!(
+            "{cause}. {REQUIRE_GPU}=1 requires a GPU device: {}",
+            install(cause)
+        );
     }
     let test = std::thread::current()
         .name()
@@ -60,9 +76,10 @@ extern "C" fn summary() {
     let (tests, cause) = &*left_out;
     let _ = writeln!(
         std::io::stderr(),
-        "NOT RUN ON A GPU: {} test(s) of this binary left out their wgpu part ({cause}): {}. \
-         To run them, {INSTALL}. With {REQUIRE_GPU}=1 a missing adapter fails them instead.",
+        "NOT RUN ON A GPU: {} test(s) of this binary left out their GPU part ({cause}): {}. \
+         To run them, {}. With {REQUIRE_GPU}=1 a missing device fails them instead.",
         tests.len(),
         tests.iter().cloned().collect::<Vec<_>>().join(", "),
+        install(cause),
     );
 }

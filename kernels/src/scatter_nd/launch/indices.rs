@@ -1,5 +1,6 @@
 //! The index tuples of a launch: their buffer and policy, and how the kernels read them.
 
+use crate::capture::launch_unchecked;
 use cubecl::ir::{ElemType, UIntKind};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
@@ -79,7 +80,7 @@ pub(super) fn bound_indices(
         // that hold them, which CubeCL binds whole; unit `i < index_len` reads the word(s) of
         // index `i` and writes coordinate `i` of `index_len`.
         unsafe {
-            scatter_nd_resolve_indices::launch_unchecked(
+            launch_unchecked!(scatter_nd_resolve_indices(
                 client,
                 cubes,
                 dim,
@@ -90,7 +91,7 @@ pub(super) fn bound_indices(
                 index_len,
                 read,
                 8 * elem.size() as u32,
-            );
+            ));
         }
     }
     BoundIndices {

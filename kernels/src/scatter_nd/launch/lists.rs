@@ -1,6 +1,7 @@
 //! The lists strategy: per-target linked lists of update rows, reduced by one unit per target
 //! element (see the [module docs](crate::scatter_nd)).
 
+use crate::capture::launch_unchecked;
 use cubecl::ir::{ElemType, UIntKind};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
@@ -169,16 +170,16 @@ pub(super) unsafe fn launch_lists(
     // without, they hold one each and no kernel reads them (no row starts a segment).
     unsafe {
         let (cubes, dim) = elementwise_geometry(client, lists_len);
-        scatter_nd_clear::launch_unchecked(
+        launch_unchecked!(scatter_nd_clear(
             client,
             cubes,
             dim,
             *address,
             BufferArg::from_raw_parts(heads.clone(), lists_len),
             lists_len,
-        );
+        ));
         let (cubes, dim) = elementwise_geometry(client, rows);
-        scatter_nd_link_rows::launch_unchecked(
+        launch_unchecked!(scatter_nd_link_rows(
             client,
             cubes,
             dim,
@@ -192,7 +193,7 @@ pub(super) unsafe fn launch_lists(
             buckets as u32,
             indices.read,
             indices.elem,
-        );
+        ));
         let heads_arg = || BufferArg::from_raw_parts(heads.clone(), lists_len);
         let next_arg = || BufferArg::from_raw_parts(next.clone(), rows);
         let targets_arg = || BufferArg::from_raw_parts(row_targets.clone(), rows);
@@ -206,7 +207,7 @@ pub(super) unsafe fn launch_lists(
                 let partials = client.empty(partials_len * data_elem.size());
                 let segments = Segments::new(client, segment_bits, units, rows, data_elem.size());
                 if let (true, Some(op)) = (segments.on(), op) {
-                    scatter_nd_segment_lists::launch_unchecked(
+                    launch_unchecked!(scatter_nd_segment_lists(
                         client,
                         element_cubes.clone(),
                         element_dim,
@@ -222,9 +223,9 @@ pub(super) unsafe fn launch_lists(
                         op,
                         float,
                         [data_elem, selection],
-                    );
+                    ));
                 }
-                scatter_nd_reduce_lists::launch_unchecked(
+                launch_unchecked!(scatter_nd_reduce_lists(
                     client,
                     element_cubes,
                     element_dim,
@@ -245,10 +246,10 @@ pub(super) unsafe fn launch_lists(
                     partial,
                     float,
                     [data_elem, selection],
-                );
+                ));
                 if let (true, Some(op)) = (partial, op) {
                     let (cubes, dim) = elementwise_geometry(client, output_len);
-                    scatter_nd_combine_buckets::launch_unchecked(
+                    launch_unchecked!(scatter_nd_combine_buckets(
                         client,
                         cubes,
                         dim,
@@ -262,12 +263,12 @@ pub(super) unsafe fn launch_lists(
                         op,
                         float,
                         [data_elem, selection],
-                    );
+                    ));
                 }
             }
             DataBinding::Split { kind } => {
                 let op = op.expect("Assign on word pairs took the typed kernel above");
-                scatter_nd_reduce_lists_split::launch_unchecked(
+                launch_unchecked!(scatter_nd_reduce_lists_split(
                     client,
                     element_cubes,
                     element_dim,
@@ -281,7 +282,7 @@ pub(super) unsafe fn launch_lists(
                     units,
                     op,
                     kind,
-                );
+                ));
             }
             DataBinding::Packed { bits, kind } => {
                 let bytes = bits as usize / 8;
@@ -289,7 +290,7 @@ pub(super) unsafe fn launch_lists(
                 // A segment holds one element's bits per word.
                 let segments = Segments::new(client, segment_bits, units, rows, size_of::<u32>());
                 if let (true, Some(op)) = (segments.on(), op) {
-                    scatter_nd_segment_lists_packed::launch_unchecked(
+                    launch_unchecked!(scatter_nd_segment_lists_packed(
                         client,
                         element_cubes.clone(),
                         element_dim,
@@ -305,9 +306,9 @@ pub(super) unsafe fn launch_lists(
                         bits,
                         op,
                         kind,
-                    );
+                    ));
                 }
-                scatter_nd_reduce_lists_packed::launch_unchecked(
+                launch_unchecked!(scatter_nd_reduce_lists_packed(
                     client,
                     element_cubes,
                     element_dim,
@@ -325,7 +326,7 @@ pub(super) unsafe fn launch_lists(
                     bits,
                     op,
                     kind,
-                );
+                ));
             }
         }
     }

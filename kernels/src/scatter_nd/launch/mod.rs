@@ -5,6 +5,7 @@ mod indices;
 mod lists;
 mod strategy;
 
+use crate::capture::launch_unchecked;
 use cubecl::ir::{ElemType, UIntKind};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
@@ -103,7 +104,7 @@ pub fn launch_gather_nd(
             let input_words = (input_len * bytes).div_ceil(4);
             let (cubes, dim) = elementwise_geometry(client, words);
             unsafe {
-                scatter_nd_gather_packed::launch_unchecked(
+                launch_unchecked!(scatter_nd_gather_packed(
                     client,
                     cubes,
                     dim,
@@ -118,7 +119,7 @@ pub fn launch_gather_nd(
                     read,
                     bits,
                     index_elem,
-                );
+                ));
             }
         }
         DataBinding::Typed(_) | DataBinding::Split { .. } => {
@@ -131,7 +132,7 @@ pub fn launch_gather_nd(
             let units = units * per_element;
             let (cubes, dim) = elementwise_geometry(client, units);
             unsafe {
-                scatter_nd_gather::launch_unchecked(
+                launch_unchecked!(scatter_nd_gather(
                     client,
                     cubes,
                     dim,
@@ -144,7 +145,7 @@ pub fn launch_gather_nd(
                     units,
                     read,
                     [data_elem, index_elem],
-                );
+                ));
             }
         }
     }
@@ -247,7 +248,7 @@ pub fn launch_scatter_nd(
     unsafe {
         match (strategy, binding) {
             (ScatterStrategy::Store, DataBinding::Typed(data_elem)) => {
-                scatter_nd_assign::launch_unchecked(
+                launch_unchecked!(scatter_nd_assign(
                     client,
                     element_cubes,
                     element_dim,
@@ -260,10 +261,10 @@ pub fn launch_scatter_nd(
                     units,
                     read,
                     [data_elem, index_elem],
-                )
+                ))
             }
             (ScatterStrategy::Atomic, DataBinding::Typed(data_elem)) => {
-                scatter_nd_atomic::launch_unchecked(
+                launch_unchecked!(scatter_nd_atomic(
                     client,
                     element_cubes,
                     element_dim,
@@ -277,7 +278,7 @@ pub fn launch_scatter_nd(
                     read,
                     op.expect("checked: Atomic comes with a reduction"),
                     [data_elem, index_elem],
-                )
+                ))
             }
             _ => launch_lists(
                 client,

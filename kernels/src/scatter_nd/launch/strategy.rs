@@ -133,8 +133,7 @@ pub(super) fn data_binding(
             // type and, for float `Min`/`Max` (which choose on raw bits), with the unsigned type
             // of its width: a compare-and-select may compile to a `min` with the hardware's own
             // NaN and signed-zero rules (f16 on WGSL has no u16).
-            let arithmetic = client
-                .properties()
+            let arithmetic = crate::capture::properties(client)
                 .type_usage(compute)
                 .contains(TypeUsage::Arithmetic);
             let float_selection =
@@ -182,7 +181,7 @@ pub(super) fn compute_elem(elem: ElemType, op: ReduceOp) -> ElemType {
 /// Whether the runtime has a native atomic `op` on `elem` that keeps the crate's rule. Float
 /// `Min`/`Max` atomics follow the hardware's NaN and signed-zero rules, so floats never use them.
 pub(super) fn atomic_supports(client: &Client, elem: ElemType, op: ReduceOp) -> bool {
-    let usage = client.properties().atomic_type_usage(Type::atomic(elem));
+    let usage = crate::capture::properties(client).atomic_type_usage(Type::atomic(elem));
     match op {
         ReduceOp::Add => usage.contains(AtomicUsage::Add),
         ReduceOp::Min | ReduceOp::Max => {
@@ -196,8 +195,7 @@ pub(super) fn atomic_supports(client: &Client, elem: ElemType, op: ReduceOp) -> 
 /// computes with it (not 16-bit integers on WGSL): see the lists kernel's `combine`.
 pub(super) fn selection_bits(client: &Client, elem: ElemType) -> Option<ElemType> {
     let bits = StorageWidth::from_bytes(elem.size())?.unsigned();
-    client
-        .properties()
+    crate::capture::properties(client)
         .type_usage(bits)
         .contains(TypeUsage::Arithmetic)
         .then_some(bits)

@@ -1,0 +1,509 @@
+//! Every kernel the launchers launch, compiled for NVIDIA GPUs without one: each launcher runs
+//! under a [`Capture`] whose device properties are an sm_90 GPU's (32-lane planes; every type
+//! CUDA binds), at every configuration it picks there (dtypes, compaction plans and layouts,
+//! ScatterND strategies and reductions, BitCount paths, Compress's moves, the copies). Each
+//! captured kernel is turned into CUDA C++ by cubecl-cpp, then compiled by NVRTC for
+//! `compute_80` and `compute_90` and by `ptxas` for `sm_80` and `sm_90`. The launchers run a
+//! second time on a device that binds only 32-bit types, so that their words, packed and split
+//! forms (never picked on CUDA) are checked to compile too, for sm_90.
+//!
+//! NVRTC and the CUDA headers are found under `CUDA_PATH` (`lib/libnvrtc.so*`, `include/`,
+//! `bin/ptxas`), which may be the `nvidia/cu13` folder of the `nvidia-cuda-nvrtc`,
+//! `nvidia-cuda-runtime` and `nvidia-cuda-nvcc` wheels. Without them the test says so and
+//! checks only that every kernel turns into CUDA C++; `BURN_DML_OPS_REQUIRE_NVRTC=1` makes that
+//! a failure. `BURN_DML_OPS_CUDA_SOURCES=DIR` writes each source to
+//! `DIR/<kernel>__<configuration>.cu`, and `ptxas`'s resource report beside it as `.txt`.
+
+mod common;
+mod cuda;
+
+use std::collections::BTreeMap;
+
+use burn_dml_ops_kernels::bit_count::{BitCountPath, launch_bit_count};
+use burn_dml_ops_kernels::capture::Capture;
+use burn_dml_ops_kernels::compress::{
+    CompressInput, CompressOutput, CompressShape, launch_compress,
+};
+use burn_dml_ops_kernels::copy::{launch_contiguous_words, launch_copy};
+use burn_dml_ops_kernels::nonzero::{
+    CompactionInput, CompactionOutput, CompactionPlan, NonZeroPredicate, launch_nonzero_coordinates,
+};
+use burn_dml_ops_kernels::scatter_nd::{
+    OutOfRange, ReduceOp, ScatterNdData, ScatterNdIndices, ScatterNdLayout, ScatterReduction,
+    ScatterStrategy, launch_gather_nd, launch_scatter_nd,
+};
+use burn_dml_ops_kernels::{InputView, StorageWidth};
+use cubecl::ir::{ElemType, FloatKind, IntKind, UIntKind};
+use cubecl::prelude::*;
+
+use common::{INTEGERS, WIDTHS};
+use cuda::{CapturedSource, Nvrtc, Resources, Types, sm90_properties};
+
+/// Every `#[cube(launch_unchecked)]` kernel function of the crate.
+const KERNELS: [&str; 25] = [
+    "bit_count_kernel",
+    "bit_count_words_kernel",
+    "compress_gather_packed",
+    "compress_gather_slices",
+    "contiguous_words_kernel",
+    "copy_kernel",
+    "copy_tail_word_kernel",
+    "nonzero_fill_padding",
+    "nonzero_output_words",
+    "nonzero_scan_tiles",
+    "nonzero_tile_counts",
+    "nonzero_write_coordinates",
+    "scatter_nd_assign",
+    "scatter_nd_atomic",
+    "scatter_nd_clear",
+    "scatter_nd_combine_buckets",
+    "scatter_nd_gather",
+    "scatter_nd_gather_packed",
+    "scatter_nd_link_rows",
+    "scatter_nd_reduce_lists",
+    "scatter_nd_reduce_lists_packed",
+    "scatter_nd_reduce_lists_split",
+    "scatter_nd_resolve_indices",
+    "scatter_nd_segment_lists",
+    "scatter_nd_segment_lists_packed",
+];
+
+/// Every element type the CUDA runtime binds that the operators take.
+fn every_elem() -> Vec<ElemType> {
+    let mut elems = INTEGERS.to_vec();
+    elems.extend([
+        ElemType::Float(FloatKind::F16),
+        ElemType::Float(FloatKind::BF16),
+        ElemType::Float(FloatKind::F32),
+        ElemType::Float(FloatKind::F64),
+        ElemType::Bool,
+    ]);
+    elems
+}
+
+fn index_elems() -> [ElemType; 4] {
+    [
+        ElemType::Int(IntKind::I32),
+        ElemType::Int(IntKind::I64),
+        ElemType::UInt(UIntKind::U8),
+        ElemType::Int(IntKind::I16),
+    ]
+}
+
+/// Runs `launch` under a capture on an sm_90 device, then on one that binds 32-bit types only
+/// (so the launchers' words and packed forms are built too), and returns what it built, once
+/// per kernel and configuration, as CUDA C++; `functions` names the kernel functions. A
+/// launcher that refuses a combination (an `Err`) builds nothing, as it would on a GPU.
+fn capture_all(
+    client: &Client,
+    functions: &[&str],
+    mut launch: impl FnMut(&Client),
+) -> Vec<CapturedSource> {
+    let mut kernels = BTreeMap::new();
+    for types in [Types::Cuda, Types::Words32] {
+        let capture = Capture::open(sm90_properties(client, types), Default::default());
+        launch(client);
+        for kernel in capture.take() {
+            kernels
+                .entry(format!("{:?}", kernel.id()))
+                .or_insert((kernel, types));
+        }
+    }
+    kernels
+        .into_values()
+        .map(|(kernel, types)| CapturedSource::new(kernel, functions, types))
+        .collect()
+}
+
+fn launch_every_nonzero(client: &Client) {
+    // The plan the launchers pick on an NVIDIA GPU.
+    let plans = [CompactionPlan::for_client(client)];
+    let out_elems = [
+        ElemType::Int(IntKind::I64),
+        ElemType::Int(IntKind::I32),
+        ElemType::UInt(UIntKind::U8),
+    ];
+    for plan in plans {
+        for width in WIDTHS {
+            for predicate in [NonZeroPredicate::AnyBit, NonZeroPredicate::AnyBitButSign] {
+                for (dims, rank_width) in [(vec![5000usize], 1usize), (vec![3, 50, 40], 3)] {
+                    for out_elem in out_elems {
+                        for fill in [None, Some(-1)] {
+                            let len: usize = dims.iter().product();
+                            let input = CompactionInput {
+                                handle: client.empty(len * width.bytes() + 16),
+                                width,
+                                predicate,
+                                dims: &dims,
+                            };
+                            let output = CompactionOutput {
+                                count: client.empty(8),
+                                coordinates: client.empty(len * rank_width * out_elem.size() + 16),
+                                elem: out_elem,
+                                fill,
+                            };
+                            let _ = launch_nonzero_coordinates(client, &input, &output, plan);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn launch_every_compress(client: &Client) {
+    let counts = [ElemType::Int(IntKind::I64), ElemType::Int(IntKind::I32)];
+    for elem in every_elem() {
+        for (outer, axis_len, inner) in [(1usize, 5000usize, 1usize), (3, 40, 7), (2, 30, 64)] {
+            for condition_width in [StorageWidth::W8, StorageWidth::W32] {
+                for count_elem in counts {
+                    let len = outer * axis_len * inner;
+                    let input = CompressInput {
+                        values: client.empty(len * elem.size() + 16),
+                        elem,
+                        condition: client.empty(axis_len * condition_width.bytes() + 16),
+                        condition_width,
+                    };
+                    let output = CompressOutput {
+                        count: client.empty(8),
+                        count_elem,
+                        values: client.empty(len * elem.size() + 16),
+                    };
+                    let shape = CompressShape {
+                        outer,
+                        axis_len,
+                        inner,
+                        slices: axis_len,
+                    };
+                    let plan = CompactionPlan::for_client(client);
+                    let _ = launch_compress(client, &input, &output, shape, plan);
+                }
+            }
+        }
+    }
+}
+
+/// A ScatterND case: data `[64, 16]` indexed by whole rows (`k = 1`, slices of 16) or by
+/// element (`k = 2`, slices of 1), `rows` index tuples of `index_elem`.
+fn scatter_case(
+    client: &Client,
+    elem: ElemType,
+    index_elem: ElemType,
+    rows: usize,
+    by_element: bool,
+    out_of_range: OutOfRange,
+) -> (ScatterNdData, ScatterNdIndices, usize) {
+    let (k, slice) = if by_element { (2, 1) } else { (1, 16) };
+    let data = ScatterNdData {
+        output: client.empty(64 * 16 * elem.size() + 16),
+        updates: client.empty(rows * slice * elem.size() + 16),
+        elem,
+    };
+    let indices = ScatterNdIndices {
+        handle: client.empty(rows * k * index_elem.size() + 16),
+        elem: index_elem,
+        out_of_range,
+    };
+    (data, indices, slice)
+}
+
+fn launch_every_scatter(client: &Client) {
+    let reductions = [
+        ScatterReduction::Assign,
+        ScatterReduction::Reduce(ReduceOp::Add),
+        ScatterReduction::Reduce(ReduceOp::Mul),
+        ScatterReduction::Reduce(ReduceOp::Min),
+        ScatterReduction::Reduce(ReduceOp::Max),
+    ];
+    let strategies = [
+        ScatterStrategy::Store,
+        ScatterStrategy::Atomic,
+        ScatterStrategy::Lists,
+        ScatterStrategy::SegmentedLists,
+    ];
+    let index_i32 = ElemType::Int(IntKind::I32);
+    for elem in every_elem() {
+        for by_element in [false, true] {
+            let dims: &[usize] = if by_element { &[64, 16] } else { &[64] };
+            // Few rows, and enough for the lists to cut segments.
+            for rows in [5usize, 300, 5000] {
+                let (data, indices, slice) =
+                    scatter_case(client, elem, index_i32, rows, by_element, OutOfRange::Skip);
+                let layout = ScatterNdLayout { dims, rows, slice };
+                for reduction in reductions {
+                    for strategy in strategies {
+                        let _ =
+                            launch_scatter_nd(client, &data, &indices, layout, reduction, strategy);
+                    }
+                }
+                let gathered = client.empty(rows * slice * elem.size() + 16);
+                let _ = launch_gather_nd(client, data.output, gathered, elem, &indices, layout);
+            }
+        }
+    }
+    // Every index type and out-of-range policy.
+    for index_elem in index_elems() {
+        for out_of_range in [OutOfRange::Skip, OutOfRange::Clamp] {
+            let elem = ElemType::Float(FloatKind::F32);
+            let (data, indices, slice) =
+                scatter_case(client, elem, index_elem, 10, false, out_of_range);
+            let layout = ScatterNdLayout {
+                dims: &[64],
+                rows: 10,
+                slice,
+            };
+            let reduction = ScatterReduction::Reduce(ReduceOp::Add);
+            let _ = launch_scatter_nd(
+                client,
+                &data,
+                &indices,
+                layout,
+                reduction,
+                ScatterStrategy::Atomic,
+            );
+            let _ = launch_gather_nd(client, data.output, data.updates, elem, &indices, layout);
+        }
+    }
+}
+
+fn launch_every_bit_count(client: &Client) {
+    let outputs = [
+        ElemType::UInt(UIntKind::U8),
+        ElemType::Int(IntKind::I32),
+        ElemType::Int(IntKind::I64),
+    ];
+    for width in WIDTHS {
+        for output_elem in outputs {
+            let len = 5000;
+            let contiguous =
+                InputView::contiguous(client.empty(len * width.bytes() + 16), width, len);
+            let transposed = InputView {
+                handle: client.empty(len * width.bytes() + 16),
+                width,
+                shape: vec![50, 100],
+                strides: vec![1, 50],
+            };
+            for input in [contiguous, transposed] {
+                let gpu = BitCountPath::for_input(client, &input, output_elem);
+                for path in [gpu, BitCountPath::Words { groups_per_unit: 8 }] {
+                    let output = client.empty(len * output_elem.size() + 16);
+                    let _ = launch_bit_count(client, &input, output, output_elem, path);
+                }
+            }
+        }
+    }
+}
+
+fn launch_every_copy(client: &Client) {
+    for elem in every_elem() {
+        for len in [4096usize, 4099] {
+            let _ = launch_copy(
+                client,
+                client.empty(len * elem.size() + 16),
+                client.empty(len * elem.size() + 16),
+                elem,
+                len,
+            );
+        }
+    }
+    for width in WIDTHS {
+        let input = InputView {
+            handle: client.empty(5000 * width.bytes() + 16),
+            width,
+            shape: vec![50, 100],
+            strides: vec![1, 50],
+        };
+        let _ = launch_contiguous_words(client, &input, client.empty(5000 * width.bytes() + 16));
+    }
+}
+
+/// An operator: its name, what runs its launchers at every configuration, and the kernels it
+/// must build on an sm_90 device.
+type Operator = (&'static str, fn(&Client), &'static [&'static str]);
+
+/// Captures every launcher at every configuration, and expects each operator to have built
+/// every kernel it has.
+fn every_kernel(client: &Client) -> BTreeMap<String, CapturedSource> {
+    let mut sources = BTreeMap::new();
+    let launchers: [Operator; 5] = [
+        (
+            "nonzero",
+            launch_every_nonzero,
+            &[
+                "nonzero_tile_counts",
+                "nonzero_scan_tiles",
+                "nonzero_write_coordinates",
+                "nonzero_output_words",
+            ],
+        ),
+        (
+            "compress",
+            launch_every_compress,
+            &[
+                "compress_gather_slices",
+                "compress_gather_packed",
+                "nonzero_write_coordinates",
+            ],
+        ),
+        (
+            "scatter_nd",
+            launch_every_scatter,
+            &[
+                "scatter_nd_assign",
+                "scatter_nd_atomic",
+                "scatter_nd_gather",
+                "scatter_nd_gather_packed",
+                "scatter_nd_clear",
+                "scatter_nd_link_rows",
+                "scatter_nd_segment_lists",
+                "scatter_nd_reduce_lists",
+                "scatter_nd_combine_buckets",
+                "scatter_nd_reduce_lists_split",
+                "scatter_nd_segment_lists_packed",
+                "scatter_nd_reduce_lists_packed",
+                "scatter_nd_resolve_indices",
+            ],
+        ),
+        (
+            "bit_count",
+            launch_every_bit_count,
+            &["bit_count_kernel", "bit_count_words_kernel"],
+        ),
+        (
+            "copy",
+            launch_every_copy,
+            &[
+                "copy_kernel",
+                "copy_tail_word_kernel",
+                "contiguous_words_kernel",
+            ],
+        ),
+    ];
+    for (operator, launch, expected) in launchers {
+        let captured = capture_all(client, &KERNELS, launch);
+        for kernel in expected.iter() {
+            assert!(
+                captured.iter().any(|source| source.function == *kernel),
+                "{operator}: no launch of {kernel} at any configuration; built: {:?}",
+                captured
+                    .iter()
+                    .map(|s| &s.function)
+                    .collect::<std::collections::BTreeSet<_>>()
+            );
+        }
+        for source in captured {
+            sources.entry(source.file_stem()).or_insert(source);
+        }
+    }
+    sources
+}
+
+#[test]
+fn every_kernel_compiles_for_nvidia() {
+    let Some(client) = common::client() else {
+        return;
+    };
+    let sources = every_kernel(&client);
+    eprintln!(
+        "{} kernel configurations turned into CUDA C++",
+        sources.len()
+    );
+    if let Ok(dir) = std::env::var("BURN_DML_OPS_CUDA_SOURCES") {
+        std::fs::create_dir_all(&dir).expect("the sources folder can be made");
+        for (stem, source) in &sources {
+            std::fs::write(format!("{dir}/{stem}.cu"), &source.code).expect("a source is written");
+        }
+    }
+    let Some(nvrtc) = Nvrtc::find() else {
+        let message = "NVRTC not found (set CUDA_PATH to a folder with lib/libnvrtc.so* and \
+                       include/): every kernel turned into CUDA C++, none compiled";
+        assert!(
+            std::env::var_os("BURN_DML_OPS_REQUIRE_NVRTC").is_none(),
+            "{message}"
+        );
+        eprintln!("{message}");
+        return;
+    };
+    // Compiled on every core: NVRTC and ptxas take about a quarter of a second a source.
+    let sources: Vec<(&String, &CapturedSource)> = sources.iter().collect();
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let chunk = sources.len().div_ceil(threads).max(1);
+    let results: Vec<(Vec<String>, Vec<String>)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = sources
+            .chunks(chunk)
+            .map(|part| scope.spawn(|| compile_all(&nvrtc, part)))
+            .collect();
+        workers
+            .into_iter()
+            .map(|worker| worker.join().expect("a compile thread"))
+            .collect()
+    });
+    let (failures, rows): (Vec<String>, Vec<String>) = results.into_iter().fold(
+        (Vec::new(), Vec::new()),
+        |(mut failures, mut rows), (f, r)| {
+            failures.extend(f);
+            rows.extend(r);
+            (failures, rows)
+        },
+    );
+    let ptxas_reports = rows.len();
+    if let Ok(dir) = std::env::var("BURN_DML_OPS_CUDA_SOURCES") {
+        let table = format!(
+            "kernel\tunits\tregisters\tspill_bytes\tshared_bytes\toccupancy_sm90\n{}",
+            rows.join("")
+        );
+        std::fs::write(format!("{dir}/resources_sm90.tsv"), table).expect("the table is written");
+    }
+    eprintln!(
+        "{} sources compiled by NVRTC for compute_80 and compute_90; {ptxas_reports} assembled by ptxas",
+        sources.len()
+    );
+    assert!(
+        failures.is_empty(),
+        "{} of {} compilations failed:\n{}",
+        failures.len(),
+        2 * sources.len(),
+        failures.join("\n\n")
+    );
+}
+
+/// Compiles `sources` for compute_80 and compute_90 and assembles them for sm_80 and sm_90:
+/// the failures, and a resource row (tab-separated, sm_90) per source `ptxas` assembled.
+fn compile_all(
+    nvrtc: &Nvrtc,
+    sources: &[(&String, &CapturedSource)],
+) -> (Vec<String>, Vec<String>) {
+    let mut failures = Vec::new();
+    let mut rows = Vec::new();
+    for (stem, source) in sources {
+        // The words and packed forms run where types are missing, never on CUDA: they are
+        // checked to compile for the newest architecture only.
+        let archs: &[u32] = match source.types {
+            Types::Cuda => &[80, 90],
+            Types::Words32 => &[90],
+        };
+        for &arch in archs {
+            match nvrtc.compile(&source.code, arch) {
+                Ok(ptx) => match nvrtc.ptxas(&ptx, arch) {
+                    Some(Ok(report)) if arch == 90 => {
+                        let resources = Resources::parse(&report)
+                            .unwrap_or_else(|| panic!("{stem}: an unread ptxas report: {report}"));
+                        let occupancy =
+                            resources.occupancy_sm90(source.units, source.shared_memory);
+                        rows.push(format!(
+                            "{stem}\t{}\t{}\t{}\t{}\t{occupancy:.2}\n",
+                            source.units,
+                            resources.registers,
+                            resources.spill_bytes,
+                            source.shared_memory + resources.static_shared,
+                        ));
+                    }
+                    Some(Ok(_)) | None => {}
+                    Some(Err(log)) => failures.push(format!("{stem} (ptxas sm_{arch}): {log}")),
+                },
+                Err(log) => failures.push(format!("{stem} (NVRTC compute_{arch}): {log}")),
+            }
+        }
+    }
+    (failures, rows)
+}
