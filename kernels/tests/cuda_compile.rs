@@ -1,4 +1,5 @@
-//! Every kernel the launchers launch, compiled for NVIDIA GPUs without one: each launcher runs
+//! Every kernel the launchers launch, compiled for NVIDIA GPUs without one (run with
+//! `--features cuda-compile-test`): each launcher runs
 //! under a [`Capture`] whose device properties are an sm_90 GPU's (32-lane planes; every type
 //! CUDA binds), at every configuration it picks there (dtypes, compaction plans and layouts,
 //! ScatterND strategies and reductions, BitCount paths, Compress's moves, the copies). Each
