@@ -456,7 +456,7 @@ fn every_kernel_compiles_for_nvidia() {
         std::fs::write(format!("{dir}/resources_sm90.tsv"), table).expect("the table is written");
     }
     eprintln!(
-        "{} sources compiled by NVRTC for compute_80 and compute_90; {ptxas_reports} assembled by ptxas",
+        "{} sources compiled by NVRTC; {ptxas_reports} assembled by ptxas for sm_90",
         sources.len()
     );
     assert!(
