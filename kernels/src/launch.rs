@@ -378,14 +378,10 @@ impl InputView {
 
 /// The widest vector size the runtime favours for elements of every size in `bytes`.
 pub(crate) fn vector_size_for(client: &Client, bytes: &[usize]) -> usize {
+    let properties = crate::capture::properties(client);
     bytes
         .iter()
-        .map(|&b| {
-            crate::capture::properties(client)
-                .io_optimized_vector_sizes(b)
-                .max()
-                .unwrap_or(1)
-        })
+        .map(|&b| properties.io_optimized_vector_sizes(b).max().unwrap_or(1))
         .min()
         .unwrap_or(1)
         .max(1)

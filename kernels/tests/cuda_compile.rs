@@ -116,35 +116,35 @@ fn capture_all(
         .collect()
 }
 
+/// The integer outputs NonZero and BitCount are built for: the default, the widest, a narrow.
+const OUTPUT_INTS: [ElemType; 3] = [
+    ElemType::Int(IntKind::I32),
+    ElemType::Int(IntKind::I64),
+    ElemType::UInt(UIntKind::U8),
+];
+
 fn launch_every_nonzero(client: &Client) {
     // The plan the launchers pick on an NVIDIA GPU.
-    let plans = [CompactionPlan::for_client(client)];
-    let out_elems = [
-        ElemType::Int(IntKind::I64),
-        ElemType::Int(IntKind::I32),
-        ElemType::UInt(UIntKind::U8),
-    ];
-    for plan in plans {
-        for width in WIDTHS {
-            for predicate in [NonZeroPredicate::AnyBit, NonZeroPredicate::AnyBitButSign] {
-                for (dims, rank_width) in [(vec![5000usize], 1usize), (vec![3, 50, 40], 3)] {
-                    for out_elem in out_elems {
-                        for fill in [None, Some(-1)] {
-                            let len: usize = dims.iter().product();
-                            let input = CompactionInput {
-                                handle: client.empty(len * width.bytes() + 16),
-                                width,
-                                predicate,
-                                dims: &dims,
-                            };
-                            let output = CompactionOutput {
-                                count: client.empty(8),
-                                coordinates: client.empty(len * rank_width * out_elem.size() + 16),
-                                elem: out_elem,
-                                fill,
-                            };
-                            let _ = launch_nonzero_coordinates(client, &input, &output, plan);
-                        }
+    let plan = CompactionPlan::for_client(client);
+    for width in WIDTHS {
+        for predicate in [NonZeroPredicate::AnyBit, NonZeroPredicate::AnyBitButSign] {
+            for (dims, rank_width) in [(vec![5000usize], 1usize), (vec![3, 50, 40], 3)] {
+                for out_elem in OUTPUT_INTS {
+                    for fill in [None, Some(-1)] {
+                        let len: usize = dims.iter().product();
+                        let input = CompactionInput {
+                            handle: client.empty(len * width.bytes() + 16),
+                            width,
+                            predicate,
+                            dims: &dims,
+                        };
+                        let output = CompactionOutput {
+                            count: client.empty(8),
+                            coordinates: client.empty(len * rank_width * out_elem.size() + 16),
+                            elem: out_elem,
+                            fill,
+                        };
+                        let _ = launch_nonzero_coordinates(client, &input, &output, plan);
                     }
                 }
             }
@@ -268,13 +268,8 @@ fn launch_every_scatter(client: &Client) {
 }
 
 fn launch_every_bit_count(client: &Client) {
-    let outputs = [
-        ElemType::UInt(UIntKind::U8),
-        ElemType::Int(IntKind::I32),
-        ElemType::Int(IntKind::I64),
-    ];
     for width in WIDTHS {
-        for output_elem in outputs {
+        for output_elem in OUTPUT_INTS {
             let len = 5000;
             let contiguous =
                 InputView::contiguous(client.empty(len * width.bytes() + 16), width, len);

@@ -216,9 +216,8 @@ impl CompactionStages {
                 detail: format!("{len} rows of {width} coordinates overflow usize"),
             })?;
         // Typed where the runtime binds the width's unsigned type, 32-bit words (which every
-        // runtime binds) otherwise.
-        // With planes (GPUs) 8- and 16-bit elements are read as 32-bit words wherever the
-        // buffer starts on a word: a unit holds `per_unit` vectors in flight, and a vector of
+        // runtime binds) otherwise. With planes (GPUs) 8- and 16-bit elements are read as words
+        // too wherever the buffer starts on a word: a unit holds `per_unit` vectors in flight, and a vector of
         // narrow lanes takes a register per lane in CUDA C++, which spilled (see the resource
         // table in benches/README.md).
         let narrow_as_words = plan.scan == CubeScan::Planes
