@@ -18,6 +18,12 @@
 //! `add_narrow` (`Add` on i32, u8 and bf16 data; on WGSL and OpenGL u8 and bf16 are held packed
 //! in 32-bit words).
 //!
+//! `deterministic` compares `deterministic: true` with the default in the same run, on `Add`
+//! of f32 rows of 64 onto data as large as the updates, in three index patterns: unique rows,
+//! 7 hot targets, and a power law (target `t` about as often as `1 / (t + 1)`), and `Assign` on
+//! the power law. Its sizes count update elements: 2^22 and 2^24, or the log2 list in
+//! `DETERMINISTIC_BENCH_SIZES`.
+//!
 //! Every measurement queues `QUEUED` calls between two syncs, each on its own input (one sync
 //! costs about 0.2 ms on wgpu), and keeps the outputs alive until the sync. After criterion's
 //! report the tables give ms per call, GB/s and ratios. Sizes: 2^20 and 2^24 elements, or the
@@ -141,6 +147,89 @@ fn add_i32(
 /// copy), the update rows read and written into it, the indices read.
 fn scatter_bytes(n: usize, m: usize) -> f64 {
     (2 * n * 4 + 2 * m * ROW * 4 + m * 4) as f64
+}
+
+/// The target rows of `m` update rows onto `m` data rows in the `deterministic` group's
+/// patterns.
+fn pattern(name: &str, m: usize) -> Vec<i32> {
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    (0..m)
+        .map(|i| match name {
+            "unique" => (i * 7919 % m) as i32,
+            "7 hot" => (i % 7) as i32,
+            _ => {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                let u = ((state >> 11) as f64 + 1.0) / (1u64 << 53) as f64;
+                (((m as f64 + 1.0).powf(u) - 1.0) as usize).min(m - 1) as i32
+            }
+        })
+        .collect()
+}
+
+/// The `deterministic` group: each pattern with and without `deterministic`, keeping the input.
+fn bench_deterministic(
+    criterion: &mut Criterion,
+    device: &Device,
+) -> (Vec<String>, Vec<&'static str>) {
+    let cases = [
+        ("unique", Reduction::Add),
+        ("7 hot", Reduction::Add),
+        ("power law", Reduction::Add),
+        ("power law", Reduction::Assign),
+    ];
+    let mut names = Vec::new();
+    let mut parameters = Vec::new();
+    for log2 in common::sizes("DETERMINISTIC_BENCH_SIZES", &[22, 24]) {
+        let m = (1usize << log2) / ROW;
+        let parameter = format!("2^{log2}");
+        let data: Vec<Tensor<2>> = (0..QUEUED)
+            .map(|seed| Tensor::from_data(host(m, seed, DType::F32), device))
+            .collect();
+        let updates = Tensor::<2>::from_data(
+            TensorData::new(
+                (0..m * ROW)
+                    .map(|i| (i % 1013) as f32 * 0.001 - 0.5)
+                    .collect(),
+                [m, ROW],
+            ),
+            device,
+        );
+        let mut group = criterion.benchmark_group("scatter_nd_deterministic");
+        common::configure(&mut group);
+        names.clear();
+        for (name, reduction) in cases {
+            let idx =
+                Tensor::<2, Int>::from_data(TensorData::new(pattern(name, m), [m, 1]), device);
+            for deterministic in [false, true] {
+                let label: &'static str = match (name, reduction, deterministic) {
+                    ("unique", _, false) => "unique add",
+                    ("unique", _, true) => "unique add, deterministic",
+                    ("7 hot", _, false) => "7 hot add",
+                    ("7 hot", _, true) => "7 hot add, deterministic",
+                    (_, Reduction::Add, false) => "power law add",
+                    (_, Reduction::Add, true) => "power law add, deterministic",
+                    (_, _, false) => "power law assign",
+                    (_, _, true) => "power law assign, deterministic",
+                };
+                names.push(label);
+                let options = ScatterNdOptions {
+                    reduction,
+                    deterministic,
+                    ..Default::default()
+                };
+                common::bench(&mut group, device, label, &parameter, &data, |x| {
+                    x.clone()
+                        .try_scatter_nd(idx.clone(), updates.clone(), options.clone())
+                        .unwrap()
+                });
+            }
+        }
+        group.finish();
+        parameters.push(parameter);
+    }
+    (parameters, names)
 }
 
 fn main() {
@@ -285,6 +374,8 @@ fn main() {
         group.finish();
         narrow_parameters.push(parameter);
     }
+    let (deterministic_parameters, deterministic_names) =
+        bench_deterministic(&mut criterion, &device);
     criterion.final_summary();
     for ((group, _), rows) in reductions.iter().zip(&main_rows) {
         let title = format!(
@@ -304,5 +395,14 @@ fn main() {
         "scatter_nd_add_narrow",
         &["i32", "u8", "bf16"],
         &narrow_parameters,
+    );
+    common::print_ratios(
+        &format!(
+            "scatter_nd_deterministic on {device:?}: f32 rows of 64, keeping the input; update \
+             elements"
+        ),
+        "scatter_nd_deterministic",
+        &deterministic_names,
+        &deterministic_parameters,
     );
 }

@@ -14,7 +14,7 @@ use burn::backend::autodiff::checkpoint::strategy::CheckpointStrategy;
 use burn::backend::autodiff::grads::Gradients;
 use burn::backend::autodiff::ops::{Backward, Ops, OpsKind, binary, unary};
 use burn::backend::tensor::{BoolTensor, FloatTensor, IntTensor};
-use burn::tensor::{IntDType, Shape};
+use burn::tensor::{FloatDType, IntDType, Shape};
 
 use crate::DmlOps;
 use crate::ops::leading_slices;
@@ -134,6 +134,7 @@ impl<B: DmlOps, C: CheckpointStrategy> DmlOps for Autodiff<B, C> {
         reduction: Reduction,
         out_of_bounds: OutOfBounds,
         input_dims: usize,
+        deterministic: bool,
     ) -> FloatTensor<Self> {
         let prep = ScatterNdBackward
             .prepare::<C>([input.node(), updates.node()])
@@ -148,6 +149,7 @@ impl<B: DmlOps, C: CheckpointStrategy> DmlOps for Autodiff<B, C> {
                 reduction,
                 out_of_bounds,
                 input_dims,
+                deterministic,
             )
         };
         match prep {
@@ -163,6 +165,7 @@ impl<B: DmlOps, C: CheckpointStrategy> DmlOps for Autodiff<B, C> {
                     reduction,
                     out_of_bounds,
                     input_dims,
+                    deterministic,
                 };
                 prep.finish(state, forward(indices))
             }
@@ -212,6 +215,7 @@ impl<B: DmlOps, C: CheckpointStrategy> DmlOps for Autodiff<B, C> {
         reduction: Reduction,
         out_of_bounds: OutOfBounds,
         input_dims: usize,
+        deterministic: bool,
     ) -> IntTensor<Self> {
         <B as DmlOps>::int_scatter_nd(
             input,
@@ -220,6 +224,7 @@ impl<B: DmlOps, C: CheckpointStrategy> DmlOps for Autodiff<B, C> {
             reduction,
             out_of_bounds,
             input_dims,
+            deterministic,
         )
     }
 
@@ -230,6 +235,7 @@ impl<B: DmlOps, C: CheckpointStrategy> DmlOps for Autodiff<B, C> {
         reduction: Reduction,
         out_of_bounds: OutOfBounds,
         input_dims: usize,
+        deterministic: bool,
     ) -> BoolTensor<Self> {
         <B as DmlOps>::bool_scatter_nd(
             input,
@@ -238,6 +244,7 @@ impl<B: DmlOps, C: CheckpointStrategy> DmlOps for Autodiff<B, C> {
             reduction,
             out_of_bounds,
             input_dims,
+            deterministic,
         )
     }
 }
@@ -254,6 +261,7 @@ struct ScatterNdState<B: DmlOps> {
     reduction: Reduction,
     out_of_bounds: OutOfBounds,
     input_dims: usize,
+    deterministic: bool,
 }
 
 impl<B: DmlOps> Backward<B, 2> for ScatterNdBackward {
@@ -263,7 +271,8 @@ impl<B: DmlOps> Backward<B, 2> for ScatterNdBackward {
     /// - input: `Add` passes `G` through; `Assign` zeroes the elements that an update replaced
     ///   (a ScatterND of zeros with the same indices and policy);
     /// - updates: each row gets `G` at the slice its index tuple addressed (after wrapping and
-    ///   clamping), and zeros when the tuple was skipped.
+    ///   clamping), and zeros when the tuple was skipped or, for a deterministic `Assign`, when
+    ///   a later row replaced its update (only the update that landed has a gradient).
     fn backward(
         self,
         ops: Ops<Self::State, 2>,
@@ -276,6 +285,7 @@ impl<B: DmlOps> Backward<B, 2> for ScatterNdBackward {
             reduction,
             out_of_bounds,
             input_dims,
+            deterministic,
         } = ops.state;
         let (indices_4input, shape_4input) = (indices.clone(), updates_shape.clone());
         binary::<B, _, _>(
@@ -296,14 +306,100 @@ impl<B: DmlOps> Backward<B, 2> for ScatterNdBackward {
                         Reduction::Assign,
                         out_of_bounds,
                         input_dims,
+                        false,
                     )
                 }
                 _ => grad,
             },
             |grad| {
-                B::float_gather_nd_slices(grad, indices, out_of_bounds, updates_shape, input_dims)
+                let input_shape = grad.shape();
+                let gathered = B::float_gather_nd_slices(
+                    grad,
+                    indices.clone(),
+                    out_of_bounds,
+                    updates_shape.clone(),
+                    input_dims,
+                );
+                if deterministic && reduction == Reduction::Assign {
+                    let winners = ScatterNdWinners::<B> {
+                        indices,
+                        out_of_bounds,
+                        input_dims,
+                        input_shape,
+                        updates_shape,
+                    };
+                    let losers = B::bool_not(winners.rows(&gathered.device()));
+                    B::float_mask_fill(gathered, losers, 0.0.into())
+                } else {
+                    gathered
+                }
             },
         );
+    }
+}
+
+/// A deterministic `Assign`'s index tuples, for finding the rows whose update landed.
+struct ScatterNdWinners<B: DmlOps> {
+    indices: IntTensor<B>,
+    out_of_bounds: OutOfBounds,
+    input_dims: usize,
+    input_shape: Shape,
+    updates_shape: Shape,
+}
+
+impl<B: DmlOps> ScatterNdWinners<B> {
+    /// True at the elements of the update rows that landed (the latest row of each target):
+    /// each row's number, in two `f32` parts below 2^12 and 2^24 (exact), is scattered
+    /// deterministically into the input's shape and gathered back, and compared with its own.
+    fn rows(self, device: &B::Device) -> BoolTensor<B> {
+        let tuples = self.indices.shape();
+        let rows = tuples.num_elements() / tuples[tuples.num_dims() - 1].max(1);
+        let slice = self.updates_shape.num_elements() / rows.max(1);
+        let ids = B::int_expand(
+            B::int_reshape(
+                B::int_arange(0..rows as i64, device, IntDType::I64),
+                Shape::new([rows, 1]),
+            ),
+            Shape::new([rows, slice]),
+        );
+        let ids = B::int_reshape(ids, self.updates_shape.clone());
+        let parts = [
+            B::int_remainder_scalar(ids.clone(), 4096.into()),
+            B::int_div_scalar(ids, 4096.into()),
+        ];
+        let bool_dtype = burn::backend::get_or_init_device_settings::<B>(device).bool_dtype;
+        let mut landed: Option<BoolTensor<B>> = None;
+        for part in parts {
+            let own = B::int_into_float(part, FloatDType::F32);
+            let canvas = B::float_full(
+                self.input_shape.clone(),
+                (-1.0).into(),
+                device,
+                FloatDType::F32,
+            );
+            let scattered = <B as DmlOps>::float_scatter_nd(
+                canvas,
+                self.indices.clone(),
+                own.clone(),
+                Reduction::Assign,
+                self.out_of_bounds,
+                self.input_dims,
+                true,
+            );
+            let winner = B::float_gather_nd_slices(
+                scattered,
+                self.indices.clone(),
+                self.out_of_bounds,
+                self.updates_shape.clone(),
+                self.input_dims,
+            );
+            let same = B::float_equal(own, winner, bool_dtype);
+            landed = Some(match landed {
+                Some(landed) => B::bool_and(landed, same),
+                None => same,
+            });
+        }
+        landed.expect("two parts")
     }
 }
 
@@ -345,6 +441,7 @@ impl<B: DmlOps> Backward<B, 1> for GatherNdBackward {
                 Reduction::Add,
                 out_of_bounds,
                 input_dims,
+                false,
             )
         });
     }
@@ -421,6 +518,7 @@ impl<B: DmlOps> Backward<B, 1> for CompressBackward {
                 Reduction::Assign,
                 OutOfBounds::Skip,
                 rank,
+                false,
             );
             unflatten(B::float_swap_dims(scattered, 0, axis))
         });

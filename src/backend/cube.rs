@@ -19,7 +19,8 @@ use burn_dml_ops_kernels::nonzero::{
 };
 use burn_dml_ops_kernels::scatter_nd::{
     OutOfRange as KernelOutOfRange, ReduceOp, ScatterNdData, ScatterNdIndices, ScatterNdLayout,
-    ScatterReduction, launch_gather_nd, launch_scatter_nd, scatter_strategy,
+    ScatterReduction, deterministic_strategy, launch_gather_nd, launch_scatter_nd,
+    scatter_strategy,
 };
 use burn_dml_ops_kernels::{InputView, KernelError, StorageWidth};
 use cubecl::features::TypeUsage;
@@ -121,6 +122,7 @@ impl DmlOps for CubeBackend {
         reduction: Reduction,
         out_of_bounds: OutOfBounds,
         input_dims: usize,
+        deterministic: bool,
     ) -> FloatTensor<Self> {
         scatter_nd(
             input,
@@ -129,6 +131,7 @@ impl DmlOps for CubeBackend {
             reduction,
             out_of_bounds,
             input_dims,
+            deterministic,
         )
     }
 
@@ -149,6 +152,7 @@ impl DmlOps for CubeBackend {
         reduction: Reduction,
         out_of_bounds: OutOfBounds,
         input_dims: usize,
+        deterministic: bool,
     ) -> IntTensor<Self> {
         scatter_nd(
             input,
@@ -157,6 +161,7 @@ impl DmlOps for CubeBackend {
             reduction,
             out_of_bounds,
             input_dims,
+            deterministic,
         )
     }
 
@@ -167,6 +172,7 @@ impl DmlOps for CubeBackend {
         reduction: Reduction,
         out_of_bounds: OutOfBounds,
         input_dims: usize,
+        deterministic: bool,
     ) -> BoolTensor<Self> {
         scatter_nd(
             input,
@@ -175,6 +181,7 @@ impl DmlOps for CubeBackend {
             reduction,
             out_of_bounds,
             input_dims,
+            deterministic,
         )
     }
 }
@@ -428,7 +435,8 @@ fn leading_slices(tensor: CubeTensor, axis: usize, count: usize) -> CubeTensor {
 
 /// ScatterND in place where the input's buffer is not shared, after one copy otherwise. The
 /// index tuples address the last `input_dims` dimensions; the leading others have size 1, so
-/// the contiguous layout is the same with or without them.
+/// the contiguous layout is the same with or without them. `deterministic` takes the strategy
+/// whose result does not depend on timing.
 fn scatter_nd(
     input: CubeTensor,
     indices: CubeTensor,
@@ -436,6 +444,7 @@ fn scatter_nd(
     reduction: Reduction,
     out_of_bounds: OutOfBounds,
     input_dims: usize,
+    deterministic: bool,
 ) -> CubeTensor {
     let input = contiguous_bits(input, "ScatterND");
     let indices = contiguous_bits(indices, "ScatterND");
@@ -466,7 +475,11 @@ fn scatter_nd(
         Reduction::Max => ScatterReduction::Reduce(ReduceOp::Max),
     };
     let data_elem = dtype_to_elem_type(output.dtype);
-    let strategy = scatter_strategy(&output.client, data_elem, reduction);
+    let strategy = if deterministic {
+        deterministic_strategy(&output.client, data_elem, reduction)
+    } else {
+        scatter_strategy(&output.client, data_elem, reduction)
+    };
     launch_scatter_nd(
         &output.client,
         &ScatterNdData {

@@ -183,6 +183,8 @@ pub trait DmlOps: Backend {
     /// `indices.numel() / k` rows of the slice's size, in row order.
     /// Negative indices count from the end once; tuples still out of range are clamped with
     /// [`OutOfBounds::Clamp`] and dropped otherwise (`Error` is checked before a backend runs).
+    /// With `deterministic` the result is a function of the operands alone, Flex's bits on every
+    /// backend (see [`ScatterNdOptions::deterministic`](crate::ScatterNdOptions::deterministic)).
     #[fusion(dtype = input, shape = input)]
     fn float_scatter_nd(
         input: FloatTensor<Self>,
@@ -191,6 +193,7 @@ pub trait DmlOps: Backend {
         reduction: Reduction,
         out_of_bounds: OutOfBounds,
         input_dims: usize,
+        deterministic: bool,
     ) -> FloatTensor<Self> {
         let device = input.device();
         let input = read_sync(Self::float_into_data(input)).expect("ScatterND: reading input");
@@ -203,6 +206,7 @@ pub trait DmlOps: Backend {
             reduction,
             out_of_bounds,
             input_dims,
+            deterministic,
         );
         Self::float_from_data(output, &device)
     }
@@ -237,6 +241,7 @@ pub trait DmlOps: Backend {
         reduction: Reduction,
         out_of_bounds: OutOfBounds,
         input_dims: usize,
+        deterministic: bool,
     ) -> IntTensor<Self> {
         let device = input.device();
         let input = read_sync(Self::int_into_data(input)).expect("ScatterND: reading input");
@@ -249,6 +254,7 @@ pub trait DmlOps: Backend {
             reduction,
             out_of_bounds,
             input_dims,
+            deterministic,
         );
         Self::int_from_data(output, &device)
     }
@@ -263,6 +269,7 @@ pub trait DmlOps: Backend {
         reduction: Reduction,
         out_of_bounds: OutOfBounds,
         input_dims: usize,
+        deterministic: bool,
     ) -> BoolTensor<Self> {
         let device = input.device();
         let input = read_sync(Self::bool_into_data(input)).expect("ScatterND: reading input");
@@ -275,6 +282,7 @@ pub trait DmlOps: Backend {
             reduction,
             out_of_bounds,
             input_dims,
+            deterministic,
         );
         Self::bool_from_data(output, &device)
     }

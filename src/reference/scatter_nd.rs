@@ -3,6 +3,7 @@
 use burn::tensor::{DType, TensorData};
 use half::{bf16, f16};
 
+use super::exact_sum::{self, Format, Scale, Sum};
 use crate::host::reserve;
 use crate::scatter_nd_rules::{OutOfBounds, Reduction, index_values, indexed_dims, target_slices};
 
@@ -77,9 +78,101 @@ fn apply<T: Combine>(
     TensorData::new(out, input.shape().clone())
 }
 
+/// A float type whose deterministic sums are exact ([`exact_sum`]): its values as `f32` bits
+/// (exact) and back from the bits of its own format.
+trait ExactTerm: Copy + burn::tensor::Element {
+    const FORMAT: Format;
+    fn term(self) -> u32;
+    fn from_format_bits(bits: u32) -> Self;
+}
+
+impl ExactTerm for f32 {
+    const FORMAT: Format = exact_sum::F32;
+    fn term(self) -> u32 {
+        self.to_bits()
+    }
+    fn from_format_bits(bits: u32) -> Self {
+        f32::from_bits(bits)
+    }
+}
+
+impl ExactTerm for f16 {
+    const FORMAT: Format = exact_sum::F16;
+    fn term(self) -> u32 {
+        self.to_f32().to_bits()
+    }
+    fn from_format_bits(bits: u32) -> Self {
+        f16::from_bits(bits as u16)
+    }
+}
+
+impl ExactTerm for bf16 {
+    const FORMAT: Format = exact_sum::BF16;
+    fn term(self) -> u32 {
+        self.to_f32().to_bits()
+    }
+    fn from_format_bits(bits: u32) -> Self {
+        bf16::from_bits(bits as u16)
+    }
+}
+
+/// Deterministic float `Add`: each element becomes the exact sum of its value and its updates,
+/// rounded once (see [`exact_sum`]); elements no update targets keep their bits.
+fn apply_exact_sum<T: ExactTerm>(
+    input: &TensorData,
+    updates: &TensorData,
+    targets: &[Option<usize>],
+    slice: usize,
+) -> TensorData {
+    let input_values = input.as_slice::<T>().expect("input dtype");
+    let updates = updates
+        .as_slice::<T>()
+        .expect("updates have the input's dtype");
+    let mut scales = reserve(OPERATOR, "the exponent of each sum", input_values.len());
+    scales.resize(input_values.len(), None::<Scale>);
+    let rows = || {
+        targets.iter().enumerate().filter_map(|(row, target)| {
+            target.map(|target| (target * slice..(target + 1) * slice, row * slice))
+        })
+    };
+    for (elements, first) in rows() {
+        for (element, update) in elements.zip(first..) {
+            let scale = scales[element].get_or_insert_with(|| {
+                let mut scale = Scale::default();
+                scale.observe(input_values[element].term());
+                scale
+            });
+            scale.observe(updates[update].term());
+        }
+    }
+    let mut sums = reserve(OPERATOR, "the sums", input_values.len());
+    sums.resize(input_values.len(), Sum::default());
+    for (element, scale) in scales.iter().enumerate() {
+        if let Some(scale) = scale {
+            sums[element].add(scale, input_values[element].term());
+        }
+    }
+    for (elements, first) in rows() {
+        for (element, update) in elements.zip(first..) {
+            let scale = scales[element].as_ref().expect("observed above");
+            sums[element].add(scale, updates[update].term());
+        }
+    }
+    let mut out = reserve(OPERATOR, "the output", input_values.len());
+    out.extend(input_values.iter().zip(&scales).zip(&sums).map(
+        |((&value, scale), sum)| match scale {
+            Some(scale) => T::from_format_bits(sum.round(scale, T::FORMAT)),
+            None => value,
+        },
+    ));
+    TensorData::new(out, input.shape().clone())
+}
+
 /// `input` with `updates` scattered at `indices` (`[..., k]`): the rows of `updates` (its
 /// elements in groups of the slice's size) go to the slices the index tuples address in the
 /// first `k` of the last `input_dims` dimensions of `input` (the leading others have size 1).
+/// Rows apply in row order (so the latest duplicate wins an `Assign`); with `deterministic`,
+/// a float `Add` on 16- and 32-bit floats is [`apply_exact_sum`]'s.
 pub(crate) fn scatter_nd(
     input: &TensorData,
     indices: &TensorData,
@@ -87,6 +180,7 @@ pub(crate) fn scatter_nd(
     reduction: Reduction,
     out_of_bounds: OutOfBounds,
     input_dims: usize,
+    deterministic: bool,
 ) -> TensorData {
     let k = *indices.shape().last().expect("indices have a rank");
     let shape = input.shape();
@@ -109,6 +203,14 @@ pub(crate) fn scatter_nd(
             }
         }
         return TensorData::from_bytes_vec(raw, shape.clone(), input.dtype());
+    }
+    if deterministic && reduction == Reduction::Add {
+        match input.dtype() {
+            DType::F16 => return apply_exact_sum::<f16>(input, updates, &targets, slice),
+            DType::BF16 => return apply_exact_sum::<bf16>(input, updates, &targets, slice),
+            DType::F32 => return apply_exact_sum::<f32>(input, updates, &targets, slice),
+            _ => {}
+        }
     }
     let run = match input.dtype() {
         DType::I8 => apply::<i8>,

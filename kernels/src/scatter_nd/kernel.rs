@@ -177,7 +177,8 @@ pub fn scatter_nd_clear(buffer: &mut [u32], len: usize) {
 /// Lists, step 1, one unit per update row: `targets[row]` = its target slice (or the skip
 /// marker), and the row pushes itself onto list `target * buckets + row % buckets` (each target
 /// has `buckets` lists): `next[row]` = the previous head, `heads[list]` = `row + 1` (0 ends a
-/// list).
+/// list). With `latest` (deterministic `Assign`) the list keeps only its latest row in index
+/// order: `heads[list]` = the largest `row + 1`, and `next` is left unwritten.
 #[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn scatter_nd_link_rows<I: Int>(
     indices: &[I],
@@ -188,6 +189,7 @@ pub fn scatter_nd_link_rows<I: Int>(
     rows: usize,
     buckets: u32,
     #[comptime] read: IndexRead,
+    #[comptime] latest: bool,
     #[define(I)] _index_type: ElemType,
 ) {
     let row = ABSOLUTE_POS;
@@ -198,7 +200,11 @@ pub fn scatter_nd_link_rows<I: Int>(
     targets[row] = target;
     if target != SKIPPED {
         let list = target as usize * buckets as usize + row % buckets as usize;
-        next[row] = heads[list].exchange(row as u32 + 1);
+        if comptime!(latest) {
+            heads[list].fetch_max(row as u32 + 1);
+        } else {
+            next[row] = heads[list].exchange(row as u32 + 1);
+        }
     }
 }
 

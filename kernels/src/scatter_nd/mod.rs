@@ -31,12 +31,19 @@
 //! of such a type are first resolved into `u32` coordinates by one launch
 //! ([`scatter_nd_resolve_indices()`]).
 
+mod exact;
+mod exact_add;
 mod indices;
 mod kernel;
 mod launch;
 mod packed;
 mod split;
 
+pub use exact::SumFormat;
+pub use exact_add::{
+    EXACT_SCRATCH_WORDS, scatter_nd_exact_clear, scatter_nd_exact_finish,
+    scatter_nd_exact_finish_packed, scatter_nd_exact_scale, scatter_nd_exact_sum,
+};
 pub use indices::{IndexRead, scatter_nd_resolve_indices};
 pub use kernel::{
     ReduceOp, scatter_nd_assign, scatter_nd_atomic, scatter_nd_clear, scatter_nd_combine_buckets,
@@ -44,8 +51,8 @@ pub use kernel::{
 };
 pub use launch::{
     OutOfRange, ScatterNdData, ScatterNdIndices, ScatterNdLayout, ScatterReduction,
-    ScatterStrategy, data_in_words, launch_gather_nd, launch_scatter_nd, list_buckets,
-    scatter_strategy,
+    ScatterStrategy, data_in_words, deterministic_strategy, launch_gather_nd, launch_scatter_nd,
+    list_buckets, scatter_strategy,
 };
 pub use packed::{
     WordKind, scatter_nd_gather_packed, scatter_nd_reduce_lists_packed,

@@ -47,7 +47,7 @@ fn field(words: &[u32], index: usize, #[comptime] bits: u32) -> u32 {
 
 /// The `f32` value of `f16` bits (exact: every f16 is an f32).
 #[cube]
-fn f16_to_f32(half: u32) -> f32 {
+pub(super) fn f16_to_f32(half: u32) -> f32 {
     let sign = (half & 0x8000u32) << 16u32;
     let exponent = (half >> 10u32) & 0x1Fu32;
     let mantissa = half & 0x3FFu32;

@@ -185,6 +185,7 @@ macro_rules! impl_scatter_nd {
                     options.reduction,
                     options.out_of_bounds,
                     plan.real_input.len(),
+                    options.deterministic,
                 );
                 Ok(Tensor::from_dispatch(output))
             }

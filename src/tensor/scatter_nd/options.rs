@@ -17,4 +17,13 @@ pub struct ScatterNdOptions {
     /// DirectML's `IndicesDimensionCount`: how many trailing dimensions of the indices are real
     /// (`None` = all). The leading ones must have size 1 and are ignored.
     pub indices_dims: Option<usize>,
+    /// The result is a function of the inputs alone, the same bits on every run and every
+    /// device (Flex's): with `Assign`, among duplicates the update latest in index order wins
+    /// (ONNX's reference loop); float `Add` (f16, bf16, f32) sums each element's value and
+    /// updates exactly and rounds once, so it is never less accurate than adding them in index
+    /// order (exact while the terms lie within 72 binades of the largest; smaller bits are
+    /// dropped). Integer reductions and `Min`/`Max` are exact in any order already. Float `Mul`
+    /// and `f64` `Add` have no order-free form here: an error. Default `false`: faster, but
+    /// float sums and the `Assign` winner depend on the order the hardware applies duplicates.
+    pub deterministic: bool,
 }

@@ -2,7 +2,7 @@
 //! element (see the [module docs](crate::scatter_nd)).
 
 use crate::capture::launch_unchecked;
-use cubecl::ir::{ElemType, UIntKind};
+use cubecl::ir::{ElemType, FloatKind, UIntKind};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 
@@ -10,9 +10,11 @@ use super::indices::{BoundIndices, dims_arg};
 use super::strategy::{DataBinding, selection_bits};
 use crate::launch::elementwise_geometry;
 use crate::scatter_nd::{
-    ReduceOp, scatter_nd_clear, scatter_nd_combine_buckets, scatter_nd_link_rows,
-    scatter_nd_reduce_lists, scatter_nd_reduce_lists_packed, scatter_nd_reduce_lists_split,
-    scatter_nd_segment_lists, scatter_nd_segment_lists_packed,
+    EXACT_SCRATCH_WORDS, ReduceOp, ScatterStrategy, SumFormat, WordKind, scatter_nd_clear,
+    scatter_nd_combine_buckets, scatter_nd_exact_clear, scatter_nd_exact_finish,
+    scatter_nd_exact_finish_packed, scatter_nd_exact_scale, scatter_nd_exact_sum,
+    scatter_nd_link_rows, scatter_nd_reduce_lists, scatter_nd_reduce_lists_packed,
+    scatter_nd_reduce_lists_split, scatter_nd_segment_lists, scatter_nd_segment_lists_packed,
 };
 
 /// What the lists strategy launches over: the checked buffers and sizes of a scatter.
@@ -106,8 +108,31 @@ impl Segments {
     }
 }
 
+/// The format of the exact sum a deterministic float `Add` on data held as `binding` takes
+/// (`None`: not a 16- or 32-bit float `Add`).
+pub(super) fn exact_sum_format(binding: DataBinding, op: Option<ReduceOp>) -> Option<SumFormat> {
+    if op != Some(ReduceOp::Add) {
+        return None;
+    }
+    match binding {
+        DataBinding::Typed(ElemType::Float(FloatKind::F16))
+        | DataBinding::Packed {
+            kind: WordKind::F16,
+            ..
+        } => Some(SumFormat::F16),
+        DataBinding::Typed(ElemType::Float(FloatKind::BF16))
+        | DataBinding::Packed {
+            kind: WordKind::BF16,
+            ..
+        } => Some(SumFormat::BF16),
+        DataBinding::Typed(ElemType::Float(FloatKind::F32)) => Some(SumFormat::F32),
+        _ => None,
+    }
+}
+
 /// The lists strategy: clear the heads, link the rows, reduce each list (and, with several
-/// lists per target, fold their partial results into the output).
+/// lists per target, fold their partial results into the output). `strategy` is one of the
+/// lists strategies.
 ///
 /// # Safety
 ///
@@ -118,8 +143,10 @@ pub(super) unsafe fn launch_lists(
     lists: &ListsLaunch,
     binding: DataBinding,
     op: Option<ReduceOp>,
-    segmented: bool,
+    strategy: ScatterStrategy,
 ) {
+    let segmented = strategy == ScatterStrategy::SegmentedLists;
+    let deterministic = strategy == ScatterStrategy::Deterministic;
     let ListsLaunch {
         output,
         updates,
@@ -154,7 +181,9 @@ pub(super) unsafe fn launch_lists(
         _ => NO_SEGMENTS,
     };
     let buckets = match (binding, op) {
-        (DataBinding::Typed(_), Some(_)) if !segmented => list_buckets(rows, targets),
+        (DataBinding::Typed(_), Some(_)) if strategy == ScatterStrategy::Lists => {
+            list_buckets(rows, targets)
+        }
         _ => 1,
     };
     let lists_len = targets * buckets;
@@ -192,11 +221,111 @@ pub(super) unsafe fn launch_lists(
             rows,
             buckets as u32,
             indices.read,
+            deterministic && op.is_none(),
             indices.elem,
         ));
         let heads_arg = || BufferArg::from_raw_parts(heads.clone(), lists_len);
         let next_arg = || BufferArg::from_raw_parts(next.clone(), rows);
         let targets_arg = || BufferArg::from_raw_parts(row_targets.clone(), rows);
+        let exact = if deterministic {
+            exact_sum_format(binding, op)
+        } else {
+            None
+        };
+        if let Some(format) = exact {
+            let scratch_len = units * EXACT_SCRATCH_WORDS;
+            let scratch = client.empty(scratch_len * size_of::<u32>());
+            let scratch_arg = || BufferArg::from_raw_parts(scratch.clone(), scratch_len);
+            let (packed, data_elem, data_len, update_len) = match binding {
+                DataBinding::Typed(elem) => (None, elem, output_len, units),
+                _ => (
+                    Some(format),
+                    ElemType::UInt(UIntKind::U32),
+                    output_len.div_ceil(2),
+                    units.div_ceil(2),
+                ),
+            };
+            let output_arg = || BufferArg::from_raw_parts(output.clone(), data_len);
+            let updates_arg = || BufferArg::from_raw_parts(updates.clone(), update_len);
+            launch_unchecked!(scatter_nd_exact_clear(
+                client,
+                element_cubes.clone(),
+                element_dim,
+                *address,
+                scratch_arg(),
+                heads_arg(),
+                next_arg(),
+                targets_arg(),
+                slice,
+                units,
+            ));
+            launch_unchecked!(scatter_nd_exact_scale(
+                client,
+                element_cubes.clone(),
+                element_dim,
+                *address,
+                scratch_arg(),
+                output_arg(),
+                updates_arg(),
+                heads_arg(),
+                next_arg(),
+                targets_arg(),
+                slice,
+                units,
+                packed,
+                data_elem,
+            ));
+            launch_unchecked!(scatter_nd_exact_sum(
+                client,
+                element_cubes.clone(),
+                element_dim,
+                *address,
+                scratch_arg(),
+                updates_arg(),
+                heads_arg(),
+                next_arg(),
+                targets_arg(),
+                slice,
+                units,
+                packed,
+                data_elem,
+            ));
+            if packed.is_some() {
+                launch_unchecked!(scatter_nd_exact_finish_packed(
+                    client,
+                    element_cubes,
+                    element_dim,
+                    *address,
+                    output_arg(),
+                    scratch_arg(),
+                    updates_arg(),
+                    heads_arg(),
+                    next_arg(),
+                    targets_arg(),
+                    slice,
+                    units,
+                    format,
+                ));
+            } else {
+                launch_unchecked!(scatter_nd_exact_finish(
+                    client,
+                    element_cubes,
+                    element_dim,
+                    *address,
+                    output_arg(),
+                    scratch_arg(),
+                    updates_arg(),
+                    heads_arg(),
+                    next_arg(),
+                    targets_arg(),
+                    slice,
+                    units,
+                    format,
+                    data_elem,
+                ));
+            }
+            return;
+        }
         match binding {
             DataBinding::Typed(data_elem) => {
                 let bits = selection_bits(client, data_elem);

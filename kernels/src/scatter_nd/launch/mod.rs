@@ -12,16 +12,18 @@ use cubecl::server::Handle;
 
 pub use self::indices::{OutOfRange, ScatterNdIndices};
 pub use self::lists::list_buckets;
-pub use self::strategy::{ScatterReduction, ScatterStrategy, data_in_words, scatter_strategy};
+pub use self::strategy::{
+    ScatterReduction, ScatterStrategy, data_in_words, deterministic_strategy, scatter_strategy,
+};
 
 use self::checks::{Sizes, sizes};
 use self::indices::{BoundIndices, bound_indices, check_indices, dims_arg};
-use self::lists::{ListsLaunch, launch_lists};
+use self::lists::{ListsLaunch, exact_sum_format, launch_lists};
 use self::strategy::{DataBinding, atomic_supports, data_binding};
 use crate::KernelError;
 use crate::launch::{elementwise_geometry, require_len, require_word_aligned};
 use crate::scatter_nd::{
-    scatter_nd_assign, scatter_nd_atomic, scatter_nd_gather, scatter_nd_gather_packed,
+    ReduceOp, scatter_nd_assign, scatter_nd_atomic, scatter_nd_gather, scatter_nd_gather_packed,
 };
 
 /// The shapes of a ScatterND launch, all contiguous and row-major.
@@ -207,8 +209,14 @@ pub fn launch_scatter_nd(
         (ScatterStrategy::Atomic, DataBinding::Typed(elem), Some(op)) => {
             atomic_supports(client, elem, op)
         }
-        (ScatterStrategy::Lists | ScatterStrategy::SegmentedLists, _, _) => true,
-        _ => false,
+        // Float `Mul` and `f64` `Add` have no order-free form (the exact sum is for 16- and
+        // 32-bit floats).
+        (ScatterStrategy::Deterministic, _, Some(ReduceOp::Add | ReduceOp::Mul))
+            if matches!(data_elem, ElemType::Float(_)) =>
+        {
+            exact_sum_format(binding, op).is_some()
+        }
+        (strategy, _, _) => strategy.uses_lists(),
     };
     if !valid {
         let held = match binding {
@@ -297,7 +305,7 @@ pub fn launch_scatter_nd(
                 },
                 binding,
                 op,
-                strategy == ScatterStrategy::SegmentedLists,
+                strategy,
             ),
         }
     }

@@ -38,12 +38,43 @@ pub enum ScatterStrategy {
     /// link at memory latency, while a CPU driver walks a long list from its caches faster than it
     /// runs the extra launch.
     SegmentedLists,
+    /// [`Lists`](Self::Lists) whose result is a function of the inputs alone, one list per
+    /// target: an `Assign` list keeps only its latest row in index order (linked with an atomic
+    /// maximum), a float `Add` sums each element's updates exactly and rounds once, a float `Mul`
+    /// (and `f64` `Add`) combines them in index order; the other reductions are exact in any
+    /// order and walk as in `Lists`.
+    Deterministic,
 }
 
 impl ScatterStrategy {
     /// Whether this is one of the lists strategies.
     pub fn uses_lists(self) -> bool {
-        matches!(self, Self::Lists | Self::SegmentedLists)
+        matches!(
+            self,
+            Self::Lists | Self::SegmentedLists | Self::Deterministic
+        )
+    }
+}
+
+/// The strategy for a scatter whose result must not depend on timing:
+/// [`ScatterStrategy::Deterministic`] for `Assign` and float `Add`/`Mul`, whose other
+/// strategies combine duplicates in arrival order, and [`scatter_strategy`]'s choice for the
+/// reductions that are exact in any order (integers, `Min`, `Max`).
+pub fn deterministic_strategy(
+    client: &Client,
+    data_elem: ElemType,
+    reduction: ScatterReduction,
+) -> ScatterStrategy {
+    let timed = match reduction {
+        ScatterReduction::Assign => true,
+        ScatterReduction::Reduce(op) => {
+            matches!(data_elem, ElemType::Float(_)) && matches!(op, ReduceOp::Add | ReduceOp::Mul)
+        }
+    };
+    if timed {
+        ScatterStrategy::Deterministic
+    } else {
+        scatter_strategy(client, data_elem, reduction)
     }
 }
 

@@ -1,0 +1,280 @@
+//! Float sums whose bits do not depend on the order of their terms: every term is turned into a
+//! 128-bit fixed-point integer on a grid set by the largest term, the integers are added (integer
+//! addition is associative, so any order gives the same total), and the total is rounded once to
+//! the result's type, to nearest even.
+//!
+//! A first pass over the terms finds the largest exponent ([`observe`]), a second adds them
+//! ([`term_parts`], [`add_term`]) and [`round_sum`] rounds. Terms are `f32` bit patterns (every `f16` and `bf16`
+//! is an `f32`), read with integer arithmetic only, so no runtime's flushing of subnormals
+//! changes them. The grid keeps 72 bits below the largest term's lowest bit: the sum is exact,
+//! and so correctly rounded, whenever the terms lie within 72 binades of the largest (every
+//! `f16` sum); a smaller term loses the bits below the grid (towards zero). 32 bits of headroom
+//! hold up to 2^32 terms. The host reference (`exact_sum` in the main crate) computes the same.
+
+use cubecl::prelude::*;
+
+/// The binary format a sum is rounded to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SumFormat {
+    /// IEEE binary16.
+    F16,
+    /// bfloat16.
+    BF16,
+    /// IEEE binary32.
+    F32,
+}
+
+impl SumFormat {
+    /// Bits of the exponent field.
+    pub fn exponent_bits(self) -> u32 {
+        match self {
+            Self::F16 => 5,
+            Self::BF16 | Self::F32 => 8,
+        }
+    }
+
+    /// Bits of the mantissa field.
+    pub fn mantissa_bits(self) -> u32 {
+        match self {
+            Self::F16 => 10,
+            Self::BF16 => 7,
+            Self::F32 => 23,
+        }
+    }
+}
+
+/// Bits of the fixed-point grid below a term of the largest exponent (see the module docs).
+pub const GUARD_BITS: i32 = 72;
+
+/// `observe`'s flags: a NaN term.
+const NAN: u32 = 1;
+/// A `+inf` term.
+const POSITIVE_INFINITY: u32 = 2;
+/// A `-inf` term.
+const NEGATIVE_INFINITY: u32 = 4;
+/// A term other than `-0.0` (a sum of `-0.0` alone is `-0.0`, any other zero sum `+0.0`).
+const NOT_NEGATIVE_ZERO: u32 = 8;
+
+/// The first walk's state after one more term of `f32` bits `term`: the largest exponent
+/// field of a finite term (at least 1: subnormals share the smallest normal's grid) and the
+/// flags of the special terms.
+#[cube]
+pub fn observe(scale: u32, flags: u32, term: u32) -> (u32, u32) {
+    let exponent = (term >> 23u32) & 0xFFu32;
+    let mut new_scale = scale;
+    let mut new_flags = flags;
+    if exponent == 0xFFu32 {
+        if (term & 0x7F_FFFFu32) != 0u32 {
+            new_flags |= NAN;
+        } else if (term >> 31u32) != 0u32 {
+            new_flags |= NEGATIVE_INFINITY;
+        } else {
+            new_flags |= POSITIVE_INFINITY;
+        }
+    } else {
+        let scaled = select(exponent > 1u32, exponent, 1u32);
+        new_scale = select(scaled > scale, scaled, scale);
+    }
+    if term != 0x8000_0000u32 {
+        new_flags |= NOT_NEGATIVE_ZERO;
+    }
+    (new_scale, new_flags)
+}
+
+/// Adds `w0` at word `k` and `w1` at word `k + 1` of the 4-word little-endian integer `acc`,
+/// carrying into the words above.
+#[cube]
+fn add_words(acc: &mut Array<u32>, k: u32, w0: u32, w1: u32) {
+    let mut carry = 0u32;
+    #[unroll]
+    for i in 0..4u32 {
+        let mut piece = 0u32;
+        if k == i {
+            piece = w0;
+        }
+        if k + 1u32 == i {
+            piece = w1;
+        }
+        let partial = acc[i as usize] + piece;
+        let sum = partial + carry;
+        carry = u32::cast_from(partial < piece || sum < carry);
+        acc[i as usize] = sum;
+    }
+}
+
+/// The term of `f32` bits `term` on the grid of `scale` (the largest exponent field, see
+/// [`observe`]): whether it is negative, and its magnitude as `w0` at word `k` and `w1` at word
+/// `k + 1` (both zero for a zero, an infinity, a NaN or a term below the grid).
+#[cube]
+pub fn term_parts(scale: u32, term: u32) -> (u32, u32, u32, u32) {
+    let exponent = (term >> 23u32) & 0xFFu32;
+    let mut significand = term & 0x7F_FFFFu32;
+    if exponent != 0u32 {
+        significand |= 0x80_0000u32;
+    }
+    if exponent == 0xFFu32 {
+        significand = 0u32;
+    }
+    // The term's lowest bit sits `shift` bits above the grid's (negative: below it).
+    let scaled = select(exponent > 1u32, exponent, 1u32);
+    let shift = i32::cast_from(scaled) + GUARD_BITS - i32::cast_from(scale);
+    let mut k = 0u32;
+    let mut w0 = significand;
+    let mut w1 = 0u32;
+    if shift >= 0i32 {
+        let up = u32::cast_from(shift);
+        let offset = up % 32u32;
+        k = up / 32u32;
+        w0 <<= offset;
+        // Two shifts, so that an offset of 0 never shifts by 32.
+        w1 = (significand >> (31u32 - offset)) >> 1u32;
+    } else if shift > -24i32 {
+        w0 >>= u32::cast_from(-shift);
+    } else {
+        w0 = 0u32;
+    }
+    (term >> 31u32, k, w0, w1)
+}
+
+/// Adds the finite term of `f32` bits `term` on the grid of `scale` to `positive` or
+/// `negative` (4-word magnitudes); see [`term_parts`].
+#[cube]
+pub fn add_term(positive: &mut Array<u32>, negative: &mut Array<u32>, scale: u32, term: u32) {
+    let (sign, k, w0, w1) = term_parts(scale, term);
+    if sign != 0u32 {
+        add_words(negative, k, w0, w1);
+    } else {
+        add_words(positive, k, w0, w1);
+    }
+}
+
+/// The 32 bits of the 4-word integer `value` from bit `start` (0 to 127) up; bits past the top
+/// are zeros.
+#[cube]
+fn bits_from(value: &Array<u32>, start: u32) -> u32 {
+    let k = start / 32u32;
+    let offset = start % 32u32;
+    let mut low = 0u32;
+    let mut high = 0u32;
+    #[unroll]
+    for i in 0..4u32 {
+        if k == i {
+            low = value[i as usize];
+        }
+        if k + 1u32 == i {
+            high = value[i as usize];
+        }
+    }
+    (low >> offset) | ((high << (31u32 - offset)) << 1u32)
+}
+
+/// Whether any of the bits of the 4-word integer `value` below bit `end` (0 to 128) is set.
+#[cube]
+fn any_below(value: &Array<u32>, end: u32) -> bool {
+    let mut any = false;
+    #[unroll]
+    for i in 0..4u32 {
+        let base = i * 32u32;
+        let word = value[i as usize];
+        if end >= base + 32u32 {
+            any = any || word != 0u32;
+        } else if end > base {
+            any = any || (word & ((1u32 << (end - base)) - 1u32)) != 0u32;
+        }
+    }
+    any
+}
+
+/// The sum of the walked terms, rounded to nearest even in `format`, as that format's bits: NaN
+/// (a quiet one) when a term is NaN or both infinities occur, an infinity when one does,
+/// otherwise `positive - negative` on the grid of `scale`, with overflow to an infinity.
+#[cube]
+pub fn round_sum(
+    positive: &Array<u32>,
+    negative: &Array<u32>,
+    scale: u32,
+    flags: u32,
+    #[comptime] format: SumFormat,
+) -> u32 {
+    let mantissa_bits = comptime!(format.mantissa_bits());
+    let exponent_bits = comptime!(format.exponent_bits());
+    let infinity = comptime!(((1u32 << exponent_bits) - 1) << mantissa_bits);
+    let sign_bit = comptime!(1u32 << (exponent_bits + mantissa_bits));
+    let min_exponent = comptime!(2i32 - (1i32 << (exponent_bits - 1)));
+    let mut out = 0u32;
+    if (flags & NAN) != 0u32
+        || (flags & (POSITIVE_INFINITY | NEGATIVE_INFINITY))
+            == (POSITIVE_INFINITY | NEGATIVE_INFINITY)
+    {
+        out = infinity | comptime!(1u32 << (mantissa_bits - 1));
+    } else if (flags & POSITIVE_INFINITY) != 0u32 {
+        out = infinity;
+    } else if (flags & NEGATIVE_INFINITY) != 0u32 {
+        out = sign_bit | infinity;
+    } else {
+        // The difference of the magnitudes, as a sign and a magnitude.
+        let mut total = Array::<u32>::new(4usize);
+        let mut borrow = 0u32;
+        #[unroll]
+        for i in 0..4usize {
+            let a = positive[i];
+            let b = negative[i];
+            let partial = a - b;
+            total[i] = partial - borrow;
+            borrow = u32::cast_from(a < b || partial < borrow);
+        }
+        let mut sign = 0u32;
+        if borrow != 0u32 {
+            sign = sign_bit;
+            let mut carry = 1u32;
+            #[unroll]
+            for i in 0..4usize {
+                let flipped = !total[i];
+                total[i] = flipped + carry;
+                carry = u32::cast_from(carry != 0u32 && flipped == u32::MAX);
+            }
+        }
+        let mut top = i32::new(-1);
+        #[unroll]
+        for i in 0..4u32 {
+            let word = total[i as usize];
+            if word != 0u32 {
+                top = i32::cast_from(i * 32u32 + 31u32 - word.leading_zeros());
+            }
+        }
+        if top < 0i32 {
+            if (flags & NOT_NEGATIVE_ZERO) == 0u32 {
+                out = sign_bit;
+            }
+        } else {
+            // Grid bit 0 is worth 2^(scale - 150 - GUARD_BITS); `offset` is that exponent minus
+            // the exponent of the format's smallest subnormal.
+            let offset = i32::cast_from(scale) - 150i32 - GUARD_BITS - min_exponent
+                + comptime!(mantissa_bits as i32);
+            // The grid bit of the result's lowest mantissa bit: `mantissa_bits` below the top,
+            // or the smallest subnormal's.
+            let below_top = top - comptime!(mantissa_bits as i32);
+            let low = select(below_top > -offset, below_top, -offset);
+            let mut significand = total[0usize];
+            let mut round_up = 0u32;
+            if low <= 0i32 {
+                // Exact: every bit fits (the top is then below the mantissa's width).
+                significand <<= u32::cast_from(-low);
+            } else {
+                let low = u32::cast_from(low);
+                significand = bits_from(&total, low) & comptime!((1u32 << (mantissa_bits + 1)) - 1);
+                let half = (bits_from(&total, low - 1u32) & 1u32) != 0u32;
+                let sticky = any_below(&total, low - 1u32);
+                round_up = u32::cast_from(half && (sticky || (significand & 1u32) != 0u32));
+            }
+            // The field of the lowest bit's exponent above the smallest subnormal's, shifted
+            // over the mantissa, plus the significand with its leading one, is the encoding; a
+            // carry of the rounding moves into the exponent, up to infinity.
+            let field = u32::cast_from(low + offset);
+            let rounded = (field << mantissa_bits) + significand + round_up;
+            let magnitude = select(rounded < infinity, rounded, infinity);
+            out = sign | magnitude;
+        }
+    }
+    out
+}

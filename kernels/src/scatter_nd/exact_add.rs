@@ -1,0 +1,305 @@
+//! Deterministic float `Add` ([`ScatterStrategy::Deterministic`](super::ScatterStrategy)): each
+//! target element becomes the exact sum of its value and its updates, rounded once
+//! ([`super::exact`]). The rows are linked into per-target lists first (for the head row of
+//! each target and whether it is the only row); then, one unit per update element:
+//!
+//! 1. [`scatter_nd_exact_clear`]: the scratch of each target with several rows is zeroed (it
+//!    lives at the target's head row, so scratch grows with the updates, not the output);
+//! 2. [`scatter_nd_exact_scale`]: the largest exponent and the special values of the current
+//!    value and every update, with atomic maximum and OR (order-free);
+//! 3. [`scatter_nd_exact_sum`]: every update on that grid, added to 128-bit integers with 32-bit
+//!    atomic adds whose carries are added to the word above (integer sums are order-free);
+//! 4. [`scatter_nd_exact_finish`] (or its packed form): each head adds the current value and
+//!    rounds. A target with one row skips the scratch: its head sums the two terms alone.
+//!
+//! No unit walks a list, so no chain of dependent loads grows with the duplication, and every
+//! loop is bounded by a constant (CPU drivers such as llvmpipe cut long loops short).
+
+use cubecl::prelude::*;
+
+use super::exact::{SumFormat, add_term, observe, round_sum, term_parts};
+use super::indices::SKIPPED;
+use super::packed::f16_to_f32;
+
+/// u32 words of scratch per target element: the exponent, the flags, then the positive and the
+/// negative magnitude (4 words each, least significant first).
+pub const EXACT_SCRATCH_WORDS: usize = 10;
+
+/// Where an update element stands in its target's list: the output element it targets, its
+/// scratch entry (the target's head row, same column), whether it is the head, whether the head
+/// is the list's only row, and whether the row is skipped.
+#[derive(CubeType)]
+struct Role {
+    element: usize,
+    entry: usize,
+    head: bool,
+    sole: bool,
+    skipped: bool,
+}
+
+#[cube]
+fn role(heads: &[u32], next: &[u32], targets: &[u32], position: usize, slice: usize) -> Role {
+    let row = position / slice;
+    let col = position % slice;
+    let target = targets[row];
+    let mut role = Role {
+        element: 0usize,
+        entry: 0usize,
+        head: false,
+        sole: false,
+        skipped: true,
+    };
+    if target != SKIPPED {
+        let first = heads[target as usize];
+        let head_row = (first - 1u32) as usize;
+        role.element = target as usize * slice + col;
+        role.entry = head_row * slice + col;
+        role.head = head_row == row;
+        // The head was pushed last, so its link is the rest of the list: none for a sole row.
+        role.sole = next[head_row] == 0u32;
+        role.skipped = false;
+    }
+    role
+}
+
+/// The `f32` bits of element `index` of `buffer`: typed data, or with `packed` two 16-bit
+/// fields of that format to a `u32` word.
+#[cube]
+fn term_at<T: Numeric>(buffer: &[T], index: usize, #[comptime] packed: Option<SumFormat>) -> u32 {
+    let mut bits = 0u32;
+    if comptime!(packed.is_some()) {
+        let word = u32::cast_from(buffer[index / 2usize]);
+        let half = (word >> (((index % 2usize) as u32) * 16u32)) & 0xFFFFu32;
+        bits = u32::reinterpret(widen(half, comptime!(packed.unwrap_or(SumFormat::F16))));
+    }
+    if comptime!(packed.is_none()) {
+        bits = typed_term::<T>(buffer[index]);
+    }
+    bits
+}
+
+/// The `f32` bits of a typed element (`f16` and `bf16` widen exactly).
+#[cube]
+fn typed_term<T: Numeric>(value: T) -> u32 {
+    u32::reinterpret(f32::cast_from(value))
+}
+
+/// The `f32` value of `format` bits (exact).
+#[cube]
+pub(super) fn widen(bits: u32, #[comptime] format: SumFormat) -> f32 {
+    let mut value = f32::reinterpret(bits);
+    if comptime!(format == SumFormat::F16) {
+        value = f16_to_f32(bits);
+    } else if comptime!(format == SumFormat::BF16) {
+        value = f32::reinterpret(bits << 16u32);
+    }
+    value
+}
+
+/// Step 1: zeroes the scratch entry of each head row's element whose list has several rows.
+#[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
+pub fn scatter_nd_exact_clear(
+    scratch: &mut [u32],
+    heads: &[u32],
+    next: &[u32],
+    targets: &[u32],
+    slice: usize,
+    units: usize,
+) {
+    let position = ABSOLUTE_POS;
+    if position >= units {
+        terminate!();
+    }
+    let role = role(heads, next, targets, position, slice);
+    if role.head && !role.sole {
+        #[unroll]
+        for i in 0..EXACT_SCRATCH_WORDS {
+            scratch[role.entry * EXACT_SCRATCH_WORDS + i] = 0u32;
+        }
+    }
+}
+
+/// Step 2: folds the current value's and the update's exponent and flags into the entry
+/// (targets with several rows).
+#[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
+pub fn scatter_nd_exact_scale<T: Numeric>(
+    scratch: &mut [Atomic<u32>],
+    output: &[T],
+    updates: &[T],
+    heads: &[u32],
+    next: &[u32],
+    targets: &[u32],
+    slice: usize,
+    units: usize,
+    #[comptime] packed: Option<SumFormat>,
+    #[define(T)] _data: ElemType,
+) {
+    let position = ABSOLUTE_POS;
+    if position >= units {
+        terminate!();
+    }
+    let role = role(heads, next, targets, position, slice);
+    if role.skipped || role.sole {
+        terminate!();
+    }
+    let (scale, flags) = observe(0u32, 0u32, term_at::<T>(output, role.element, packed));
+    let (scale, flags) = observe(scale, flags, term_at::<T>(updates, position, packed));
+    let base = role.entry * EXACT_SCRATCH_WORDS;
+    if scratch[base].load() < scale {
+        scratch[base].fetch_max(scale);
+    }
+    if (scratch[base + 1].load() & flags) != flags {
+        scratch[base + 1].fetch_or(flags);
+    }
+}
+
+/// Adds `w0` at word `k` and `w1` at word `k + 1` of the 4-word integer at `words[base..]`
+/// with atomic adds; each add that wraps carries one into the word above.
+#[cube]
+fn atomic_add_words(words: &mut [Atomic<u32>], base: usize, k: u32, w0: u32, w1: u32) {
+    let mut carry = 0u32;
+    #[unroll]
+    for i in 0..4u32 {
+        let mut piece = carry;
+        if k == i {
+            piece += w0;
+        }
+        if k + 1u32 == i {
+            // `w1` is below 2^24, so adding a carry never wraps.
+            piece += w1;
+        }
+        carry = 0u32;
+        if piece != 0u32 {
+            let old = words[base + i as usize].fetch_add(piece);
+            carry = u32::cast_from(old + piece < old);
+        }
+    }
+}
+
+/// Step 3: adds the update on its entry's grid (targets with several rows).
+#[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
+pub fn scatter_nd_exact_sum<T: Numeric>(
+    scratch: &mut [Atomic<u32>],
+    updates: &[T],
+    heads: &[u32],
+    next: &[u32],
+    targets: &[u32],
+    slice: usize,
+    units: usize,
+    #[comptime] packed: Option<SumFormat>,
+    #[define(T)] _data: ElemType,
+) {
+    let position = ABSOLUTE_POS;
+    if position >= units {
+        terminate!();
+    }
+    let role = role(heads, next, targets, position, slice);
+    if role.skipped || role.sole {
+        terminate!();
+    }
+    let base = role.entry * EXACT_SCRATCH_WORDS;
+    let scale = scratch[base].load();
+    let (negative, k, w0, w1) = term_parts(scale, term_at::<T>(updates, position, packed));
+    let words = base + 2usize + 4usize * negative as usize;
+    atomic_add_words(scratch, words, k, w0, w1);
+}
+
+/// The rounded sum of a head's target element, in `format`'s bits: the current value `current`
+/// plus, for a sole row, its update, or else the entry's scratch.
+#[cube]
+fn finished_bits(
+    scratch: &[u32],
+    entry: usize,
+    sole: bool,
+    current: u32,
+    update: u32,
+    #[comptime] format: SumFormat,
+) -> u32 {
+    let mut positive = Array::<u32>::new(4usize);
+    let mut negative = Array::<u32>::new(4usize);
+    let base = entry * EXACT_SCRATCH_WORDS;
+    let (mut scale, mut flags) = observe(0u32, 0u32, current);
+    if sole {
+        let (s, f) = observe(scale, flags, update);
+        scale = s;
+        flags = f;
+        #[unroll]
+        for i in 0..4usize {
+            positive[i] = 0u32;
+            negative[i] = 0u32;
+        }
+        add_term(&mut positive, &mut negative, scale, update);
+    } else {
+        scale = scratch[base];
+        flags = scratch[base + 1usize];
+        #[unroll]
+        for i in 0..4usize {
+            positive[i] = scratch[base + 2usize + i];
+            negative[i] = scratch[base + 6usize + i];
+        }
+    }
+    add_term(&mut positive, &mut negative, scale, current);
+    round_sum(&positive, &negative, scale, flags, format)
+}
+
+/// Step 4, typed data: each head row's unit writes its target element's rounded sum.
+#[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
+pub fn scatter_nd_exact_finish<T: Numeric>(
+    output: &mut [T],
+    scratch: &[u32],
+    updates: &[T],
+    heads: &[u32],
+    next: &[u32],
+    targets: &[u32],
+    slice: usize,
+    units: usize,
+    #[comptime] format: SumFormat,
+    #[define(T)] _data: ElemType,
+) {
+    let position = ABSOLUTE_POS;
+    if position >= units {
+        terminate!();
+    }
+    let role = role(heads, next, targets, position, slice);
+    if !role.head {
+        terminate!();
+    }
+    let current = typed_term::<T>(output[role.element]);
+    let update = typed_term::<T>(updates[position]);
+    let bits = finished_bits(scratch, role.entry, role.sole, current, update, format);
+    output[role.element] = T::cast_from(widen(bits, format));
+}
+
+/// Step 4 for `f16`/`bf16` packed two to a `u32` word: the head's unit XORs the change of its
+/// field into the word, which leaves the other field as its own unit sets it.
+#[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
+pub fn scatter_nd_exact_finish_packed(
+    output: &mut [Atomic<u32>],
+    scratch: &[u32],
+    updates: &[u32],
+    heads: &[u32],
+    next: &[u32],
+    targets: &[u32],
+    slice: usize,
+    units: usize,
+    #[comptime] format: SumFormat,
+) {
+    let position = ABSOLUTE_POS;
+    if position >= units {
+        terminate!();
+    }
+    let role = role(heads, next, targets, position, slice);
+    if !role.head {
+        terminate!();
+    }
+    let word = role.element / 2usize;
+    let shift = ((role.element % 2usize) as u32) * 16u32;
+    // Only this unit writes this field, so the load sees its final input bits.
+    let old = (output[word].load() >> shift) & 0xFFFFu32;
+    let current = u32::reinterpret(widen(old, format));
+    let update = term_at::<u32>(updates, position, comptime!(Some(format)));
+    let bits = finished_bits(scratch, role.entry, role.sole, current, update, format);
+    if bits != old {
+        output[word].fetch_xor((bits ^ old) << shift);
+    }
+}

@@ -1,0 +1,479 @@
+//! Deterministic ScatterND (`deterministic: true`): the same bits on every call and on every
+//! device as on Flex; float `Add` correctly rounded where its terms span few binades (an exact
+//! integer oracle here), never less accurate than adding in index order; `Assign`'s latest
+//! duplicate in index order wins, against a host loop; float `Mul` and `f64` `Add` refused.
+
+mod common;
+
+use burn::tensor::{DType, Device, TensorData};
+use burn_dml_ops::prelude::*;
+use common::scatter::scatter;
+use common::*;
+use proptest::prelude::*;
+
+/// A xorshift stream.
+struct Stream(u64);
+
+impl Stream {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+
+    /// A value of either sign whose exponent lies in `[-span, span]`, with a full `f32`
+    /// significand.
+    fn spread(&mut self, span: i32) -> f32 {
+        let exponent = self.below(2 * span as u64 + 1) as i32 - span;
+        let significand = 1.0 + (self.below(1 << 23) as f32) / (1u32 << 23) as f32;
+        let sign = if self.below(2) == 0 { 1.0 } else { -1.0 };
+        sign * significand * 2f32.powi(exponent)
+    }
+}
+
+/// Index patterns with duplicates: `(name, tuple per row)` for `rows` rows onto `targets`.
+fn patterns(rows: usize, targets: usize, seed: u64) -> Vec<(&'static str, Vec<i64>)> {
+    let mut stream = Stream(seed | 1);
+    let hot: Vec<i64> = (0..rows)
+        .map(|r| ((r * 3 + 1) % 7 * (targets / 7).max(1)) as i64)
+        .collect();
+    let one: Vec<i64> = vec![(targets / 2) as i64; rows];
+    // Power law: target t with weight about 1 / (t + 1).
+    let skewed: Vec<i64> = (0..rows)
+        .map(|_| {
+            let u = (stream.below(1 << 20) as f64 + 1.0) / (1 << 20) as f64;
+            (((targets as f64 + 1.0).powf(u) - 1.0) as usize).min(targets - 1) as i64
+        })
+        .collect();
+    let negative: Vec<i64> = (0..rows).map(|r| -1 - (r % 3) as i64).collect();
+    vec![
+        ("7 hot targets", hot),
+        ("one target", one),
+        ("power law", skewed),
+        ("negative indices", negative),
+    ]
+}
+
+fn deterministic(reduction: Reduction) -> ScatterNdOptions {
+    ScatterNdOptions {
+        reduction,
+        deterministic: true,
+        ..Default::default()
+    }
+}
+
+/// The bits of `data`'s elements, whatever its dtype.
+fn bits(data: &TensorData) -> Vec<u64> {
+    let bytes = data.as_bytes();
+    let width = data.dtype().size();
+    bytes
+        .chunks_exact(width)
+        .map(|chunk| {
+            let mut word = [0u8; 8];
+            word[..width].copy_from_slice(chunk);
+            u64::from_le_bytes(word)
+        })
+        .collect()
+}
+
+/// Runs the scatter `runs` times on `device` and checks every run gives the same bits; returns
+/// them.
+fn repeated(
+    device: &Device,
+    runs: usize,
+    run: &dyn Fn(&Device) -> TensorData,
+    case: &str,
+) -> TensorData {
+    let first = run(device);
+    for attempt in 1..runs {
+        let again = run(device);
+        assert_eq!(
+            bits(&again),
+            bits(&first),
+            "{case} on {device:?}: call {attempt} differs from call 0"
+        );
+    }
+    first
+}
+
+/// `input` (`[targets, slice]`) with `rows` update rows scattered at `tuples` on every device:
+/// the same bits on each of `runs` calls and on every device as on Flex. Returns Flex's result.
+#[allow(clippy::too_many_arguments)]
+fn same_everywhere(
+    input: &[f32],
+    tuples: &[i64],
+    updates: &[f32],
+    slice: usize,
+    dtype: DType,
+    reduction: Reduction,
+    runs: usize,
+    case: &str,
+) -> TensorData {
+    let targets = input.len() / slice;
+    let rows = tuples.len();
+    let run = |device: &Device| {
+        scatter::<2, 2, 2>(
+            device,
+            TensorData::new(input.to_vec(), [targets, slice]).convert_dtype(dtype),
+            TensorData::new(tuples.to_vec(), [rows, 1]).convert_dtype(DType::I32),
+            TensorData::new(updates.to_vec(), [rows, slice]).convert_dtype(dtype),
+            deterministic(reduction),
+        )
+        .unwrap()
+    };
+    let reference = repeated(&flex(), 2, &run, case);
+    if let Some(device) = gpu().filter(|device| holds(device, dtype, case)) {
+        let result = repeated(&device, runs, &run, case);
+        let (ours, flex) = (bits(&result), bits(&reference));
+        let differ: Vec<usize> = (0..ours.len()).filter(|&i| ours[i] != flex[i]).collect();
+        assert!(
+            differ.is_empty(),
+            "{case} ({dtype:?} {reduction:?}) on {device:?}: {} elements differ from Flex, first \
+             {:?}: {:?} against Flex's {:?}",
+            differ.len(),
+            differ.first(),
+            differ.first().map(|&i| as_f64(&result)[i]),
+            differ.first().map(|&i| as_f64(&reference)[i]),
+        );
+    }
+    reference
+}
+
+/// The exact sum of `terms` (finite `f32` values that are multiples of 2^-40 below 2^80),
+/// rounded once to `dtype`: an i128 fixed-point sum, then f64 with round-to-odd (at least two
+/// more bits than any target format, so the second rounding is correct).
+fn exact_rounded(terms: &[f32], dtype: DType) -> f64 {
+    let total: i128 = terms
+        .iter()
+        .map(|&t| {
+            let scaled = f64::from(t) * 2f64.powi(40);
+            assert_eq!(scaled.fract(), 0.0, "term {t} is off the oracle's grid");
+            scaled as i128
+        })
+        .sum();
+    let magnitude = total.unsigned_abs();
+    let top = 127 - magnitude.leading_zeros() as i32;
+    let odd = if top >= 53 {
+        let shift = top - 52;
+        let kept = magnitude >> shift;
+        let sticky = u128::from(magnitude & ((1u128 << shift) - 1) != 0);
+        ((kept | sticky) as f64) * 2f64.powi(shift)
+    } else {
+        magnitude as f64
+    };
+    let value = odd.copysign(total as f64) * 2f64.powi(-40);
+    fit(dtype, value)
+}
+
+/// `v` rounded to `dtype`, as f64.
+fn fit(dtype: DType, v: f64) -> f64 {
+    common::scatter::fit(dtype, v)
+}
+
+/// The sum of `terms` one by one in index order in `dtype`.
+fn sequential(terms: &[f32], dtype: DType) -> f64 {
+    terms
+        .iter()
+        .skip(1)
+        .fold(fit(dtype, f64::from(terms[0])), |acc, &t| {
+            fit(dtype, acc + f64::from(t))
+        })
+}
+
+/// The values of `data` as f64.
+fn as_f64(data: &TensorData) -> Vec<f64> {
+    data.iter::<f64>().collect()
+}
+
+/// Float `Add` with heavy duplication, values of both signs spanning 2^-10..2^10: the same bits
+/// on every call and device as Flex, and exactly the correctly rounded sum (so never further
+/// from it than index-order summation).
+#[test]
+fn float_add_is_reproducible_and_correctly_rounded() {
+    let (targets, slice, rows) = (21usize, 8usize, 3000usize);
+    for dtype in [DType::F32, DType::F16, DType::BF16] {
+        for (name, tuples) in patterns(rows, targets, 7) {
+            let mut stream = Stream(11);
+            // f16 holds 2^-10..2^10 but not sums of thousands of 2^10: a narrower span there.
+            let span = if dtype == DType::F16 { 4 } else { 10 };
+            let round = |v: f32| fit(dtype, f64::from(v)) as f32;
+            let input: Vec<f32> = (0..targets * slice)
+                .map(|_| round(stream.spread(span)))
+                .collect();
+            let updates: Vec<f32> = (0..rows * slice)
+                .map(|_| round(stream.spread(span)))
+                .collect();
+            let case = format!("Add, {name}");
+            let result = same_everywhere(
+                &input,
+                &tuples,
+                &updates,
+                slice,
+                dtype,
+                Reduction::Add,
+                4,
+                &case,
+            );
+            let result = as_f64(&result);
+            for element in 0..targets * slice {
+                let (target, col) = (element / slice, element % slice);
+                let mut terms = vec![input[element]];
+                for (row, &tuple) in tuples.iter().enumerate() {
+                    let t = if tuple < 0 {
+                        tuple + targets as i64
+                    } else {
+                        tuple
+                    } as usize;
+                    if t == target {
+                        terms.push(updates[row * slice + col]);
+                    }
+                }
+                let exact = exact_rounded(&terms, dtype);
+                assert_eq!(
+                    result[element].to_bits(),
+                    exact.to_bits(),
+                    "{case} {dtype:?}: element {element} ({} terms) is {}, the correctly rounded \
+                     sum is {exact} (index order gives {})",
+                    terms.len(),
+                    result[element],
+                    sequential(&terms, dtype)
+                );
+            }
+        }
+    }
+}
+
+/// One element hit 2^16 times: reproducible, equal to Flex and to the correctly rounded sum.
+#[test]
+fn one_element_hit_65536_times() {
+    let rows = 1usize << 16;
+    let mut stream = Stream(5);
+    let input = vec![0.5f32; 4];
+    let updates: Vec<f32> = (0..rows).map(|_| stream.spread(10)).collect();
+    let tuples = vec![2i64; rows];
+    let result = same_everywhere(
+        &input,
+        &tuples,
+        &updates,
+        1,
+        DType::F32,
+        Reduction::Add,
+        3,
+        "2^16 hits",
+    );
+    let mut terms = vec![0.5f32];
+    terms.extend(&updates);
+    assert_eq!(as_f64(&result)[2], exact_rounded(&terms, DType::F32));
+    assert_eq!(as_f64(&result)[0], 0.5);
+}
+
+/// Subnormals, infinities and NaN: Flex's bits everywhere; NaN stays NaN, opposite infinities
+/// give NaN, one infinity wins over finite terms, a sum of subnormals is exact.
+#[test]
+fn special_values_give_flex_bits() {
+    let subnormal = f32::from_bits(3);
+    let slice = 6usize;
+    let input = vec![0.0f32, -0.0, 1.0, 0.0, subnormal, -0.0];
+    let rows: Vec<[f32; 6]> = vec![
+        [subnormal, -0.0, f32::INFINITY, f32::NAN, subnormal, -0.0],
+        [subnormal, -0.0, f32::NEG_INFINITY, 1.0, -subnormal, -0.0],
+        [f32::MIN_POSITIVE, 0.0, 2.0, 3.0, 1e-40, -0.0],
+    ];
+    let updates: Vec<f32> = rows.iter().flatten().copied().collect();
+    let tuples = vec![0i64; rows.len()];
+    let result = same_everywhere(
+        &input,
+        &tuples,
+        &updates,
+        slice,
+        DType::F32,
+        Reduction::Add,
+        3,
+        "specials",
+    );
+    let out = result.iter::<f32>().collect::<Vec<_>>();
+    assert_eq!(
+        out[0].to_bits(),
+        (f32::MIN_POSITIVE + f32::from_bits(6)).to_bits()
+    );
+    assert_eq!(
+        out[1].to_bits(),
+        0.0f32.to_bits(),
+        "-0.0 + -0.0 + -0.0 + 0.0 is +0.0"
+    );
+    assert!(out[2].is_nan(), "+inf + -inf is NaN");
+    assert!(out[3].is_nan(), "NaN stays NaN");
+    assert_eq!(out[4], subnormal + 1e-40);
+    assert_eq!(
+        out[5].to_bits(),
+        (-0.0f32).to_bits(),
+        "a sum of -0.0 alone is -0.0"
+    );
+    for dtype in [DType::F16, DType::BF16] {
+        let input = vec![0.0f32; 8];
+        let updates = [f32::INFINITY, 1.0, 6e-8, 2.0, 6e-8, 6e-8, 6e-8, 1.0];
+        let result = same_everywhere(
+            &input,
+            &[1, 1],
+            &updates,
+            4,
+            dtype,
+            Reduction::Add,
+            3,
+            "16-bit specials",
+        );
+        let out = as_f64(&result);
+        assert_eq!(out[4], f64::INFINITY);
+        assert_eq!(out[5], fit(dtype, 1.0 + fit(dtype, 6e-8)));
+        assert_eq!(
+            out[6],
+            2.0 * fit(dtype, 6e-8),
+            "a sum of two subnormals is exact"
+        );
+        assert_eq!(out[7], 3.0);
+    }
+}
+
+/// Float `Mul` and `f64` `Add` have no order-free form: an error naming them on every device,
+/// never a silent fall back to a racy strategy.
+#[test]
+fn mul_and_f64_add_are_refused() {
+    for device in devices() {
+        for (reduction, dtype) in [
+            (Reduction::Mul, DType::F32),
+            (Reduction::Mul, DType::F16),
+            (Reduction::Add, DType::F64),
+        ] {
+            if !holds(&device, dtype, "refusal") {
+                continue;
+            }
+            let err = scatter::<1, 2, 1>(
+                &device,
+                TensorData::new(vec![1.0f32; 4], [4]).convert_dtype(dtype),
+                TensorData::new(vec![1i32, 1], [2, 1]),
+                TensorData::new(vec![2.0f32; 2], [2]).convert_dtype(dtype),
+                deterministic(reduction),
+            )
+            .expect_err("no order-free form");
+            let message = err.to_string();
+            assert!(
+                message.contains("deterministic") && message.contains(&format!("{reduction:?}")),
+                "{reduction:?} {dtype:?} on {device:?}: {message}"
+            );
+        }
+        // Integer Mul is exact in any order: it runs.
+        let out = scatter::<1, 2, 1>(
+            &device,
+            TensorData::new(vec![1i32; 4], [4]),
+            TensorData::new(vec![1i32, 1, 1], [3, 1]),
+            TensorData::new(vec![2i32, 3, 5], [3]),
+            deterministic(Reduction::Mul),
+        )
+        .unwrap();
+        assert_eq!(to_i64(&out), vec![1, 30, 1, 1], "{device:?}");
+    }
+}
+
+/// `Assign` with duplicates: the update latest in index order lands, on Float, Int and Bool
+/// data, with negative and clamped indices, against a host loop.
+#[test]
+fn assign_takes_the_latest_duplicate() {
+    let (targets, slice, rows) = (10usize, 3usize, 500usize);
+    let mut stream = Stream(23);
+    let tuples: Vec<i64> = (0..rows).map(|_| stream.below(30) as i64 - 15).collect();
+    for clamp in [false, true] {
+        let mut expected: Vec<f64> = (0..targets * slice).map(|i| -(i as f64)).collect();
+        let updates: Vec<f64> = (0..rows * slice).map(|i| (i % 251) as f64).collect();
+        for (row, &tuple) in tuples.iter().enumerate() {
+            if let Some(t) = oracle_index(tuple, targets, clamp) {
+                expected[t * slice..(t + 1) * slice]
+                    .copy_from_slice(&updates[row * slice..(row + 1) * slice]);
+            }
+        }
+        let mut options = deterministic(Reduction::Assign);
+        options.out_of_bounds = if clamp {
+            OutOfBounds::Clamp
+        } else {
+            OutOfBounds::Skip
+        };
+        for dtype in [
+            DType::F32,
+            DType::I32,
+            DType::F16,
+            DType::I64,
+            DType::U8,
+            DType::Bool(burn::tensor::BoolStore::Native),
+        ] {
+            let input: Vec<f64> = (0..targets * slice).map(|i| -(i as f64)).collect();
+            let (input, updates, expected) = match dtype {
+                DType::U8 | DType::Bool(_) => {
+                    let m = |v: &Vec<f64>| {
+                        v.iter()
+                            .map(|x| (x.abs() as u64 % 2) as f64)
+                            .collect::<Vec<_>>()
+                    };
+                    let e: Vec<f64> = expected
+                        .iter()
+                        .map(|x| (x.abs() as u64 % 2) as f64)
+                        .collect();
+                    (m(&input), m(&updates), e)
+                }
+                _ => (input, updates.clone(), expected.clone()),
+            };
+            for device in devices() {
+                if !holds(&device, dtype, "Assign") {
+                    continue;
+                }
+                let run = |device: &Device| {
+                    scatter::<2, 2, 2>(
+                        device,
+                        common::scatter::data(&input, &[targets, slice], dtype),
+                        TensorData::new(tuples.clone(), [rows, 1]).convert_dtype(DType::I64),
+                        common::scatter::data(&updates, &[rows, slice], dtype),
+                        options.clone(),
+                    )
+                    .unwrap()
+                };
+                let result = repeated(&device, 3, &run, "Assign");
+                assert_eq!(
+                    common::scatter::values(&result),
+                    expected,
+                    "Assign {dtype:?} clamp {clamp} on {device:?}: not the latest duplicate"
+                );
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// Random shapes, duplicate patterns and reductions: Flex's bits on every device and call.
+    #[test]
+    fn random_cases_match_flex(
+        targets in 1usize..40,
+        slice in 1usize..12,
+        rows in 1usize..300,
+        hot in 1usize..8,
+        span in 0i32..12,
+        seed in any::<u64>(),
+        op in 0usize..2,
+        dtype in prop::sample::select(vec![DType::F32, DType::F16, DType::BF16]),
+    ) {
+        let mut stream = Stream(seed | 1);
+        let reduction = [Reduction::Add, Reduction::Assign][op];
+        let tuples: Vec<i64> = (0..rows)
+            .map(|_| (stream.below(hot.min(targets) as u64) * (targets / hot.min(targets)) as u64) as i64)
+            .collect();
+        let round = |v: f32| fit(dtype, f64::from(v)) as f32;
+        let span = if dtype == DType::F16 { span.min(3) } else { span };
+        let input: Vec<f32> = (0..targets * slice).map(|_| round(stream.spread(span))).collect();
+        let updates: Vec<f32> = (0..rows * slice).map(|_| round(stream.spread(span))).collect();
+        same_everywhere(&input, &tuples, &updates, slice, dtype, reduction, 2, "random case");
+    }
+}
