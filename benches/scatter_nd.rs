@@ -177,6 +177,8 @@ fn bench_deterministic(
         ("unique", Reduction::Add),
         ("7 hot", Reduction::Add),
         ("power law", Reduction::Add),
+        ("unique", Reduction::Assign),
+        ("7 hot", Reduction::Assign),
         ("power law", Reduction::Assign),
     ];
     let mut names = Vec::new();
@@ -203,16 +205,16 @@ fn bench_deterministic(
             let idx =
                 Tensor::<2, Int>::from_data(TensorData::new(pattern(name, m), [m, 1]), device);
             for deterministic in [false, true] {
-                let label: &'static str = match (name, reduction, deterministic) {
-                    ("unique", _, false) => "unique add",
-                    ("unique", _, true) => "unique add, deterministic",
-                    ("7 hot", _, false) => "7 hot add",
-                    ("7 hot", _, true) => "7 hot add, deterministic",
-                    (_, Reduction::Add, false) => "power law add",
-                    (_, Reduction::Add, true) => "power law add, deterministic",
-                    (_, _, false) => "power law assign",
-                    (_, _, true) => "power law assign, deterministic",
-                };
+                let label = format!(
+                    "{name} {}{}",
+                    if reduction == Reduction::Add {
+                        "add"
+                    } else {
+                        "assign"
+                    },
+                    if deterministic { ", deterministic" } else { "" }
+                );
+                let label: &'static str = Box::leak(label.into_boxed_str());
                 names.push(label);
                 let options = ScatterNdOptions {
                     reduction,
@@ -396,13 +398,28 @@ fn main() {
         &["i32", "u8", "bf16"],
         &narrow_parameters,
     );
-    common::print_ratios(
-        &format!(
-            "scatter_nd_deterministic on {device:?}: f32 rows of 64, keeping the input; update \
-             elements"
-        ),
-        "scatter_nd_deterministic",
-        &deterministic_names,
-        &deterministic_parameters,
+    println!(
+        "\nscatter_nd_deterministic on {device:?}: f32 rows of 64 keeping the input, ms per \
+         call and deterministic / default (rows: update elements)"
     );
+    println!("| case | {} |", deterministic_parameters.join(" | "));
+    println!("|---|{}", "---|".repeat(deterministic_parameters.len()));
+    for pair in deterministic_names.chunks(2) {
+        let cells: Vec<String> = deterministic_parameters
+            .iter()
+            .map(|parameter| {
+                let mean = |name| common::mean_ns("scatter_nd_deterministic", name, parameter);
+                match (mean(pair[0]), mean(pair[1])) {
+                    (Some(racy), Some(ordered)) => format!(
+                        "{:.3} / {:.3} ({:.2}x)",
+                        racy / 1e6,
+                        ordered / 1e6,
+                        ordered / racy
+                    ),
+                    _ => "-".to_string(),
+                }
+            })
+            .collect();
+        println!("| {} | {} |", pair[0], cells.join(" | "));
+    }
 }

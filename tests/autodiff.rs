@@ -156,6 +156,29 @@ fn scatter_nd_gradients_match_finite_differences() {
                 options: options(Reduction::Add, out_of_bounds),
             };
             check_gradients::<3, 2, 2>(&add, &device);
+            // Deterministic Assign with duplicates (row 3 as -1, and 1 twice; -9 clamps onto row
+            // 0 or is skipped): the latest row of each target wins, so the loss is a function of
+            // the updates and only the winners have a gradient.
+            let latest = Case {
+                input_shape: vec![4, 3],
+                indices: vec![1, -1, 3, 1, -9, 0],
+                indices_shape: vec![6, 1],
+                updates_shape: vec![6, 3],
+                options: ScatterNdOptions {
+                    deterministic: true,
+                    ..options(Reduction::Assign, out_of_bounds)
+                },
+            };
+            check_gradients::<2, 2, 2>(&latest, &device);
+            // Deterministic Add: the same gradient as the default.
+            let exact = Case {
+                options: ScatterNdOptions {
+                    deterministic: true,
+                    ..add.options.clone()
+                },
+                ..add
+            };
+            check_gradients::<3, 2, 2>(&exact, &device);
         }
         // Leading 1s ignored by `input_dims`, and updates with leading 1s.
         let dims = Case {
@@ -190,6 +213,41 @@ fn assign_gradient_zeroes_replaced_elements_and_skips_dropped_rows() {
             values(updates.grad(&grads).unwrap()),
             vec![3.0, 1.0, 0.0],
             "{device:?}: the third tuple (4) is out of range and skipped"
+        );
+    }
+}
+
+/// Deterministic `Assign`: of duplicate rows only the latest has a gradient, on every device.
+#[test]
+fn deterministic_assign_gradient_goes_to_the_winning_update() {
+    for device in autodiff_devices() {
+        let input = Tensor::<1>::from_data([1.0, 2.0, 3.0, 4.0], &device).require_grad();
+        let updates =
+            Tensor::<1>::from_data([10.0, 20.0, 30.0, 40.0, 50.0], &device).require_grad();
+        let indices = Tensor::<2, Int>::from_data([[2], [-2], [0], [0], [7]], &device);
+        let options = ScatterNdOptions {
+            deterministic: true,
+            ..options(Reduction::Assign, OutOfBounds::Skip)
+        };
+        let output = input
+            .clone()
+            .try_scatter_nd(indices, updates.clone(), options)
+            .unwrap();
+        assert_eq!(
+            values(output.clone()),
+            vec![40.0, 2.0, 20.0, 4.0],
+            "{device:?}"
+        );
+        let scale = Tensor::<1>::from_data([1.0, 2.0, 3.0, 4.0], &device);
+        let grads = (output * scale).sum().backward();
+        assert_eq!(
+            values(input.grad(&grads).unwrap()),
+            vec![0.0, 2.0, 0.0, 4.0]
+        );
+        assert_eq!(
+            values(updates.grad(&grads).unwrap()),
+            vec![0.0, 3.0, 0.0, 1.0, 0.0],
+            "{device:?}: rows 1 (-2) and 3 land; rows 0 and 2 were replaced, row 4 is skipped"
         );
     }
 }

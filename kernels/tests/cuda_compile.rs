@@ -41,7 +41,7 @@ use common::{INTEGERS, WIDTHS};
 use cuda::{CapturedSource, Nvrtc, Resources, Types, sm90_properties};
 
 /// Every `#[cube(launch_unchecked)]` kernel function of the crate.
-const KERNELS: [&str; 25] = [
+const KERNELS: [&str; 30] = [
     "bit_count_kernel",
     "bit_count_words_kernel",
     "compress_gather_packed",
@@ -58,6 +58,11 @@ const KERNELS: [&str; 25] = [
     "scatter_nd_atomic",
     "scatter_nd_clear",
     "scatter_nd_combine_buckets",
+    "scatter_nd_exact_clear",
+    "scatter_nd_exact_finish",
+    "scatter_nd_exact_finish_packed",
+    "scatter_nd_exact_scale",
+    "scatter_nd_exact_sum",
     "scatter_nd_gather",
     "scatter_nd_gather_packed",
     "scatter_nd_link_rows",
@@ -221,6 +226,7 @@ fn launch_every_scatter(client: &Client) {
         ScatterStrategy::Atomic,
         ScatterStrategy::Lists,
         ScatterStrategy::SegmentedLists,
+        ScatterStrategy::Deterministic,
     ];
     let index_i32 = ElemType::Int(IntKind::I32);
     for elem in every_elem() {
@@ -354,6 +360,11 @@ fn every_kernel(client: &Client) -> BTreeMap<String, CapturedSource> {
                 "scatter_nd_segment_lists",
                 "scatter_nd_reduce_lists",
                 "scatter_nd_combine_buckets",
+                "scatter_nd_exact_clear",
+                "scatter_nd_exact_finish",
+                "scatter_nd_exact_finish_packed",
+                "scatter_nd_exact_scale",
+                "scatter_nd_exact_sum",
                 "scatter_nd_reduce_lists_split",
                 "scatter_nd_segment_lists_packed",
                 "scatter_nd_reduce_lists_packed",

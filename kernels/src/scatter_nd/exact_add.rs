@@ -4,7 +4,9 @@
 //! each target and whether it is the only row); then, one unit per update element:
 //!
 //! 1. [`scatter_nd_exact_clear`]: the scratch of each target with several rows is zeroed (it
-//!    lives at the target's head row, so scratch grows with the updates, not the output);
+//!    lives at the target's head row, so scratch grows with the updates, not the output, and
+//!    the launcher runs the steps over ranges of head positions, `entries` at a time, so that
+//!    no scratch buffer is larger than the runtime binds);
 //! 2. [`scatter_nd_exact_scale`]: the largest exponent and the special values of the current
 //!    value and every update, with atomic maximum and OR (order-free);
 //! 3. [`scatter_nd_exact_sum`]: every update on that grid, added to 128-bit integers with 32-bit
@@ -21,24 +23,36 @@ use super::exact::{SumFormat, add_term, observe, round_sum, term_parts};
 use super::indices::SKIPPED;
 use super::packed::f16_to_f32;
 
-/// u32 words of scratch per target element: the exponent, the flags, then the positive and the
-/// negative magnitude (4 words each, least significant first).
-pub const EXACT_SCRATCH_WORDS: usize = 10;
+/// Scratch per entry (a target element with several rows), in three buffers so that none is
+/// larger than a binding allows: `meta` holds the exponent and the flags, `positive` and
+/// `negative` the magnitudes (4 words each, least significant first).
+pub const EXACT_META_WORDS: usize = 2;
+/// Words of each magnitude of an entry.
+pub const EXACT_SUM_WORDS: usize = 4;
 
 /// Where an update element stands in its target's list: the output element it targets, its
-/// scratch entry (the target's head row, same column), whether it is the head, whether the head
-/// is the list's only row, and whether the row is skipped.
+/// scratch entry (the target's head position, `first` subtracted), whether it is the head,
+/// whether the head is the list's only row, and whether the unit takes part in this range of
+/// head positions (`first` to `first + entries`; a skipped row never does).
 #[derive(CubeType)]
 struct Role {
     element: usize,
     entry: usize,
     head: bool,
     sole: bool,
-    skipped: bool,
+    active: bool,
 }
 
 #[cube]
-fn role(heads: &[u32], next: &[u32], targets: &[u32], position: usize, slice: usize) -> Role {
+fn role(
+    heads: &[u32],
+    next: &[u32],
+    targets: &[u32],
+    position: usize,
+    slice: usize,
+    first: usize,
+    entries: usize,
+) -> Role {
     let row = position / slice;
     let col = position % slice;
     let target = targets[row];
@@ -47,17 +61,19 @@ fn role(heads: &[u32], next: &[u32], targets: &[u32], position: usize, slice: us
         entry: 0usize,
         head: false,
         sole: false,
-        skipped: true,
+        active: false,
     };
     if target != SKIPPED {
-        let first = heads[target as usize];
-        let head_row = (first - 1u32) as usize;
+        let head_row = (heads[target as usize] - 1u32) as usize;
+        let head_position = head_row * slice + col;
         role.element = target as usize * slice + col;
-        role.entry = head_row * slice + col;
         role.head = head_row == row;
         // The head was pushed last, so its link is the rest of the list: none for a sole row.
         role.sole = next[head_row] == 0u32;
-        role.skipped = false;
+        role.active = head_position >= first && head_position < first + entries;
+        if role.active {
+            role.entry = head_position - first;
+        }
     }
     role
 }
@@ -99,22 +115,31 @@ pub(super) fn widen(bits: u32, #[comptime] format: SumFormat) -> f32 {
 /// Step 1: zeroes the scratch entry of each head row's element whose list has several rows.
 #[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn scatter_nd_exact_clear(
-    scratch: &mut [u32],
+    meta: &mut [u32],
+    positive: &mut [u32],
+    negative: &mut [u32],
     heads: &[u32],
     next: &[u32],
     targets: &[u32],
     slice: usize,
     units: usize,
+    first: usize,
+    entries: usize,
 ) {
     let position = ABSOLUTE_POS;
     if position >= units {
         terminate!();
     }
-    let role = role(heads, next, targets, position, slice);
-    if role.head && !role.sole {
+    let role = role(heads, next, targets, position, slice, first, entries);
+    if role.active && role.head && !role.sole {
         #[unroll]
-        for i in 0..EXACT_SCRATCH_WORDS {
-            scratch[role.entry * EXACT_SCRATCH_WORDS + i] = 0u32;
+        for i in 0..EXACT_META_WORDS {
+            meta[role.entry * EXACT_META_WORDS + i] = 0u32;
+        }
+        #[unroll]
+        for i in 0..EXACT_SUM_WORDS {
+            positive[role.entry * EXACT_SUM_WORDS + i] = 0u32;
+            negative[role.entry * EXACT_SUM_WORDS + i] = 0u32;
         }
     }
 }
@@ -123,7 +148,7 @@ pub fn scatter_nd_exact_clear(
 /// (targets with several rows).
 #[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn scatter_nd_exact_scale<T: Numeric>(
-    scratch: &mut [Atomic<u32>],
+    meta: &mut [Atomic<u32>],
     output: &[T],
     updates: &[T],
     heads: &[u32],
@@ -131,6 +156,8 @@ pub fn scatter_nd_exact_scale<T: Numeric>(
     targets: &[u32],
     slice: usize,
     units: usize,
+    first: usize,
+    entries: usize,
     #[comptime] packed: Option<SumFormat>,
     #[define(T)] _data: ElemType,
 ) {
@@ -138,18 +165,18 @@ pub fn scatter_nd_exact_scale<T: Numeric>(
     if position >= units {
         terminate!();
     }
-    let role = role(heads, next, targets, position, slice);
-    if role.skipped || role.sole {
+    let role = role(heads, next, targets, position, slice, first, entries);
+    if !role.active || role.sole {
         terminate!();
     }
     let (scale, flags) = observe(0u32, 0u32, term_at::<T>(output, role.element, packed));
     let (scale, flags) = observe(scale, flags, term_at::<T>(updates, position, packed));
-    let base = role.entry * EXACT_SCRATCH_WORDS;
-    if scratch[base].load() < scale {
-        scratch[base].fetch_max(scale);
+    let base = role.entry * EXACT_META_WORDS;
+    if meta[base].load() < scale {
+        meta[base].fetch_max(scale);
     }
-    if (scratch[base + 1].load() & flags) != flags {
-        scratch[base + 1].fetch_or(flags);
+    if (meta[base + 1].load() & flags) != flags {
+        meta[base + 1].fetch_or(flags);
     }
 }
 
@@ -179,13 +206,17 @@ fn atomic_add_words(words: &mut [Atomic<u32>], base: usize, k: u32, w0: u32, w1:
 /// Step 3: adds the update on its entry's grid (targets with several rows).
 #[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn scatter_nd_exact_sum<T: Numeric>(
-    scratch: &mut [Atomic<u32>],
+    meta: &[u32],
+    positive: &mut [Atomic<u32>],
+    negative: &mut [Atomic<u32>],
     updates: &[T],
     heads: &[u32],
     next: &[u32],
     targets: &[u32],
     slice: usize,
     units: usize,
+    first: usize,
+    entries: usize,
     #[comptime] packed: Option<SumFormat>,
     #[define(T)] _data: ElemType,
 ) {
@@ -193,22 +224,27 @@ pub fn scatter_nd_exact_sum<T: Numeric>(
     if position >= units {
         terminate!();
     }
-    let role = role(heads, next, targets, position, slice);
-    if role.skipped || role.sole {
+    let role = role(heads, next, targets, position, slice, first, entries);
+    if !role.active || role.sole {
         terminate!();
     }
-    let base = role.entry * EXACT_SCRATCH_WORDS;
-    let scale = scratch[base].load();
-    let (negative, k, w0, w1) = term_parts(scale, term_at::<T>(updates, position, packed));
-    let words = base + 2usize + 4usize * negative as usize;
-    atomic_add_words(scratch, words, k, w0, w1);
+    let scale = meta[role.entry * EXACT_META_WORDS];
+    let (sign, k, w0, w1) = term_parts(scale, term_at::<T>(updates, position, packed));
+    let base = role.entry * EXACT_SUM_WORDS;
+    if sign != 0u32 {
+        atomic_add_words(negative, base, k, w0, w1);
+    } else {
+        atomic_add_words(positive, base, k, w0, w1);
+    }
 }
 
 /// The rounded sum of a head's target element, in `format`'s bits: the current value `current`
-/// plus, for a sole row, its update, or else the entry's scratch.
+/// plus, for a sole row, its update, or else the entry's scratch (`meta` and the sums).
 #[cube]
 fn finished_bits(
-    scratch: &[u32],
+    meta: &[u32],
+    positive_sums: &[u32],
+    negative_sums: &[u32],
     entry: usize,
     sole: bool,
     current: u32,
@@ -217,7 +253,6 @@ fn finished_bits(
 ) -> u32 {
     let mut positive = Array::<u32>::new(4usize);
     let mut negative = Array::<u32>::new(4usize);
-    let base = entry * EXACT_SCRATCH_WORDS;
     let (mut scale, mut flags) = observe(0u32, 0u32, current);
     if sole {
         let (s, f) = observe(scale, flags, update);
@@ -230,29 +265,40 @@ fn finished_bits(
         }
         add_term(&mut positive, &mut negative, scale, update);
     } else {
-        scale = scratch[base];
-        flags = scratch[base + 1usize];
+        scale = meta[entry * EXACT_META_WORDS];
+        flags = meta[entry * EXACT_META_WORDS + 1usize];
         #[unroll]
-        for i in 0..4usize {
-            positive[i] = scratch[base + 2usize + i];
-            negative[i] = scratch[base + 6usize + i];
+        for i in 0..EXACT_SUM_WORDS {
+            positive[i] = positive_sums[entry * EXACT_SUM_WORDS + i];
+            negative[i] = negative_sums[entry * EXACT_SUM_WORDS + i];
         }
     }
     add_term(&mut positive, &mut negative, scale, current);
     round_sum(&positive, &negative, scale, flags, format)
 }
 
+/// Whether `f32` bits are a zero or a normal number.
+#[cube]
+fn plain_f32(bits: u32) -> bool {
+    let exponent = (bits >> 23u32) & 0xFFu32;
+    (exponent != 0u32 && exponent != 0xFFu32) || (bits & 0x7FFF_FFFFu32) == 0u32
+}
+
 /// Step 4, typed data: each head row's unit writes its target element's rounded sum.
 #[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn scatter_nd_exact_finish<T: Numeric>(
     output: &mut [T],
-    scratch: &[u32],
+    meta: &[u32],
+    positive: &[u32],
+    negative: &[u32],
     updates: &[T],
     heads: &[u32],
     next: &[u32],
     targets: &[u32],
     slice: usize,
     units: usize,
+    first: usize,
+    entries: usize,
     #[comptime] format: SumFormat,
     #[define(T)] _data: ElemType,
 ) {
@@ -260,13 +306,25 @@ pub fn scatter_nd_exact_finish<T: Numeric>(
     if position >= units {
         terminate!();
     }
-    let role = role(heads, next, targets, position, slice);
-    if !role.head {
+    let role = role(heads, next, targets, position, slice, first, entries);
+    if !role.active || !role.head {
         terminate!();
     }
-    let current = typed_term::<T>(output[role.element]);
+    let value = output[role.element];
+    let current = typed_term::<T>(value);
     let update = typed_term::<T>(updates[position]);
-    let bits = finished_bits(scratch, role.entry, role.sole, current, update, format);
+    if comptime!(format == SumFormat::F32) && role.sole {
+        // One update on f32: the hardware's sum is the correctly rounded one wherever no
+        // subnormal (which a runtime may flush) or special value takes part.
+        let sum = value + updates[position];
+        if plain_f32(current) && plain_f32(update) && plain_f32(typed_term::<T>(sum)) {
+            output[role.element] = sum;
+            terminate!();
+        }
+    }
+    let bits = finished_bits(
+        meta, positive, negative, role.entry, role.sole, current, update, format,
+    );
     output[role.element] = T::cast_from(widen(bits, format));
 }
 
@@ -275,21 +333,25 @@ pub fn scatter_nd_exact_finish<T: Numeric>(
 #[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn scatter_nd_exact_finish_packed(
     output: &mut [Atomic<u32>],
-    scratch: &[u32],
+    meta: &[u32],
+    positive: &[u32],
+    negative: &[u32],
     updates: &[u32],
     heads: &[u32],
     next: &[u32],
     targets: &[u32],
     slice: usize,
     units: usize,
+    first: usize,
+    entries: usize,
     #[comptime] format: SumFormat,
 ) {
     let position = ABSOLUTE_POS;
     if position >= units {
         terminate!();
     }
-    let role = role(heads, next, targets, position, slice);
-    if !role.head {
+    let role = role(heads, next, targets, position, slice, first, entries);
+    if !role.active || !role.head {
         terminate!();
     }
     let word = role.element / 2usize;
@@ -298,7 +360,9 @@ pub fn scatter_nd_exact_finish_packed(
     let old = (output[word].load() >> shift) & 0xFFFFu32;
     let current = u32::reinterpret(widen(old, format));
     let update = term_at::<u32>(updates, position, comptime!(Some(format)));
-    let bits = finished_bits(scratch, role.entry, role.sole, current, update, format);
+    let bits = finished_bits(
+        meta, positive, negative, role.entry, role.sole, current, update, format,
+    );
     if bits != old {
         output[word].fetch_xor((bits ^ old) << shift);
     }

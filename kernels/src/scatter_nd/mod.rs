@@ -41,7 +41,7 @@ mod split;
 
 pub use exact::SumFormat;
 pub use exact_add::{
-    EXACT_SCRATCH_WORDS, scatter_nd_exact_clear, scatter_nd_exact_finish,
+    EXACT_META_WORDS, EXACT_SUM_WORDS, scatter_nd_exact_clear, scatter_nd_exact_finish,
     scatter_nd_exact_finish_packed, scatter_nd_exact_scale, scatter_nd_exact_sum,
 };
 pub use indices::{IndexRead, scatter_nd_resolve_indices};

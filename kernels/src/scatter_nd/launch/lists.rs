@@ -10,8 +10,8 @@ use super::indices::{BoundIndices, dims_arg};
 use super::strategy::{DataBinding, selection_bits};
 use crate::launch::elementwise_geometry;
 use crate::scatter_nd::{
-    EXACT_SCRATCH_WORDS, ReduceOp, ScatterStrategy, SumFormat, WordKind, scatter_nd_clear,
-    scatter_nd_combine_buckets, scatter_nd_exact_clear, scatter_nd_exact_finish,
+    EXACT_META_WORDS, EXACT_SUM_WORDS, ReduceOp, ScatterStrategy, SumFormat, WordKind,
+    scatter_nd_clear, scatter_nd_combine_buckets, scatter_nd_exact_clear, scatter_nd_exact_finish,
     scatter_nd_exact_finish_packed, scatter_nd_exact_scale, scatter_nd_exact_sum,
     scatter_nd_link_rows, scatter_nd_reduce_lists, scatter_nd_reduce_lists_packed,
     scatter_nd_reduce_lists_split, scatter_nd_segment_lists, scatter_nd_segment_lists_packed,
@@ -130,6 +130,16 @@ pub(super) fn exact_sum_format(binding: DataBinding, op: Option<ReduceOp>) -> Op
     }
 }
 
+/// Scratch entries of a deterministic float `Add` over `units` update elements: one per
+/// element, or as many as a magnitude buffer ([`EXACT_SUM_WORDS`] words an entry) that the
+/// runtime binds holds, and at most 2^23 (320 MiB in all); the steps then run once per range
+/// of head positions.
+fn exact_entries(client: &Client, units: usize) -> usize {
+    let bytes = crate::capture::properties(client).memory.max_page_size;
+    let fit = usize::try_from(bytes).unwrap_or(usize::MAX) / (EXACT_SUM_WORDS * 4);
+    units.min(fit).min(1 << 23).max(1)
+}
+
 /// The lists strategy: clear the heads, link the rows, reduce each list (and, with several
 /// lists per target, fold their partial results into the output). `strategy` is one of the
 /// lists strategies.
@@ -233,9 +243,12 @@ pub(super) unsafe fn launch_lists(
             None
         };
         if let Some(format) = exact {
-            let scratch_len = units * EXACT_SCRATCH_WORDS;
-            let scratch = client.empty(scratch_len * size_of::<u32>());
-            let scratch_arg = || BufferArg::from_raw_parts(scratch.clone(), scratch_len);
+            let entries = exact_entries(client, units);
+            let (meta_len, sum_len) = (entries * EXACT_META_WORDS, entries * EXACT_SUM_WORDS);
+            let meta = client.empty(meta_len * size_of::<u32>());
+            let sums = [(); 2].map(|_| client.empty(sum_len * size_of::<u32>()));
+            let meta_arg = || BufferArg::from_raw_parts(meta.clone(), meta_len);
+            let sum_arg = |sign: usize| BufferArg::from_raw_parts(sums[sign].clone(), sum_len);
             let (packed, data_elem, data_len, update_len) = match binding {
                 DataBinding::Typed(elem) => (None, elem, output_len, units),
                 _ => (
@@ -247,82 +260,104 @@ pub(super) unsafe fn launch_lists(
             };
             let output_arg = || BufferArg::from_raw_parts(output.clone(), data_len);
             let updates_arg = || BufferArg::from_raw_parts(updates.clone(), update_len);
-            launch_unchecked!(scatter_nd_exact_clear(
-                client,
-                element_cubes.clone(),
-                element_dim,
-                *address,
-                scratch_arg(),
-                heads_arg(),
-                next_arg(),
-                targets_arg(),
-                slice,
-                units,
-            ));
-            launch_unchecked!(scatter_nd_exact_scale(
-                client,
-                element_cubes.clone(),
-                element_dim,
-                *address,
-                scratch_arg(),
-                output_arg(),
-                updates_arg(),
-                heads_arg(),
-                next_arg(),
-                targets_arg(),
-                slice,
-                units,
-                packed,
-                data_elem,
-            ));
-            launch_unchecked!(scatter_nd_exact_sum(
-                client,
-                element_cubes.clone(),
-                element_dim,
-                *address,
-                scratch_arg(),
-                updates_arg(),
-                heads_arg(),
-                next_arg(),
-                targets_arg(),
-                slice,
-                units,
-                packed,
-                data_elem,
-            ));
-            if packed.is_some() {
-                launch_unchecked!(scatter_nd_exact_finish_packed(
+            let cubes = || element_cubes.clone();
+            // Each range of head positions runs the four steps with the same scratch.
+            for first in (0..units).step_by(entries) {
+                launch_unchecked!(scatter_nd_exact_clear(
                     client,
-                    element_cubes,
+                    cubes(),
                     element_dim,
                     *address,
-                    output_arg(),
-                    scratch_arg(),
-                    updates_arg(),
+                    meta_arg(),
+                    sum_arg(0),
+                    sum_arg(1),
                     heads_arg(),
                     next_arg(),
                     targets_arg(),
                     slice,
                     units,
-                    format,
+                    first,
+                    entries,
                 ));
-            } else {
-                launch_unchecked!(scatter_nd_exact_finish(
+                launch_unchecked!(scatter_nd_exact_scale(
                     client,
-                    element_cubes,
+                    cubes(),
                     element_dim,
                     *address,
+                    meta_arg(),
                     output_arg(),
-                    scratch_arg(),
                     updates_arg(),
                     heads_arg(),
                     next_arg(),
                     targets_arg(),
                     slice,
                     units,
-                    format,
+                    first,
+                    entries,
+                    packed,
                     data_elem,
                 ));
+                launch_unchecked!(scatter_nd_exact_sum(
+                    client,
+                    cubes(),
+                    element_dim,
+                    *address,
+                    meta_arg(),
+                    sum_arg(0),
+                    sum_arg(1),
+                    updates_arg(),
+                    heads_arg(),
+                    next_arg(),
+                    targets_arg(),
+                    slice,
+                    units,
+                    first,
+                    entries,
+                    packed,
+                    data_elem,
+                ));
+                if packed.is_some() {
+                    launch_unchecked!(scatter_nd_exact_finish_packed(
+                        client,
+                        cubes(),
+                        element_dim,
+                        *address,
+                        output_arg(),
+                        meta_arg(),
+                        sum_arg(0),
+                        sum_arg(1),
+                        updates_arg(),
+                        heads_arg(),
+                        next_arg(),
+                        targets_arg(),
+                        slice,
+                        units,
+                        first,
+                        entries,
+                        format,
+                    ));
+                } else {
+                    launch_unchecked!(scatter_nd_exact_finish(
+                        client,
+                        cubes(),
+                        element_dim,
+                        *address,
+                        output_arg(),
+                        meta_arg(),
+                        sum_arg(0),
+                        sum_arg(1),
+                        updates_arg(),
+                        heads_arg(),
+                        next_arg(),
+                        targets_arg(),
+                        slice,
+                        units,
+                        first,
+                        entries,
+                        format,
+                        data_elem,
+                    ));
+                }
             }
             return;
         }
