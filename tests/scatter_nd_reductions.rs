@@ -368,3 +368,36 @@ proptest! {
         check_random(&[device], case);
     }
 }
+
+/// One element of a large tensor hit more often than a CPU driver runs a loop (llvmpipe stops
+/// one after 65,535 iterations), the winning update in row 0, which a list pushed in row order
+/// reaches last: every update still counts, for `Min`, `Max` and `Mul` (the lists' reductions
+/// on lavapipe).
+#[test]
+fn a_target_hit_70000_times_in_a_large_tensor() {
+    let rows = 70_000usize;
+    let input = vec![500.0; rows];
+    let indices = vec![3i64; rows];
+    let first_differs = |first: f64, rest: f64| -> Vec<f64> {
+        (0..rows)
+            .map(|i| if i == 0 { first } else { rest })
+            .collect()
+    };
+    for (reduction, dtype, updates, expected) in [
+        (Reduction::Min, DType::F32, first_differs(-1.0, 7.0), -1.0),
+        (Reduction::Max, DType::F32, first_differs(9e3, 7.0), 9e3),
+        (Reduction::Mul, DType::I32, first_differs(3.0, 1.0), 1500.0),
+    ] {
+        for device in devices() {
+            let out = scatter::<1, 2, 1>(
+                &device,
+                data(&input, &[rows], dtype),
+                index_data(&indices, &[rows, 1], DType::I32),
+                data(&updates, &[rows], dtype),
+                scatter_options(reduction, false),
+            )
+            .unwrap();
+            assert_eq!(values(&out)[3], expected, "{reduction:?} on {device:?}");
+        }
+    }
+}

@@ -558,3 +558,80 @@ fn packed_min_and_max_rules_hold_under_duplicates() {
         }
     }
 }
+
+/// The deterministic strategy on 16-bit floats, packed where the runtime cannot bind them:
+/// `Add` gives the correctly rounded sum of each element's value and updates (here exact in
+/// f64, so `half`'s rounding of it is the oracle) on every call, and `Assign` on bytes keeps the
+/// latest duplicate; the guard bytes stay.
+#[test]
+fn deterministic_packed_data_matches_the_host() {
+    let Some(client) = client() else { return };
+    let (rows, len) = (3000usize, 64usize);
+    let indices: Vec<i32> = (0..rows as i32).map(|r| (r * 7) % 5 - 1).collect();
+    let target = |i: i32| if i < 0 { i + len as i32 } else { i } as usize;
+    let deterministic = Some(ScatterStrategy::Deterministic);
+    for elem in [
+        ElemType::Float(FloatKind::F16),
+        ElemType::Float(FloatKind::BF16),
+    ] {
+        let reduction = ScatterReduction::Reduce(ReduceOp::Add);
+        let encode = |v: f64| match elem {
+            ElemType::Float(FloatKind::F16) => f16::from_f64(v).to_bits(),
+            _ => bf16::from_f64(v).to_bits(),
+        };
+        let decode = |bits: u32| match elem {
+            ElemType::Float(FloatKind::F16) => f16::from_bits(bits as u16).to_f64(),
+            _ => bf16::from_bits(bits as u16).to_f64(),
+        };
+        let value = |i: usize| encode(((i * 37 % 101) as f64 - 50.0) * 2f64.powi(i as i32 % 9 - 6));
+        let values: Vec<u8> = (0..len).flat_map(|i| value(i).to_le_bytes()).collect();
+        let updates: Vec<u8> = (0..rows).flat_map(|r| value(r + 7).to_le_bytes()).collect();
+        let mut sums: Vec<f64> = (0..len).map(|i| decode(element(&values, i, 2))).collect();
+        for (row, &i) in indices.iter().enumerate() {
+            sums[target(i)] += decode(element(&updates, row, 2));
+        }
+        let mut buffer = values.clone();
+        buffer.resize(len * 2 + 4, GUARD_BYTE);
+        let scatter = Scatter {
+            dims: vec![len],
+            strategy: deterministic,
+            ..Scatter::new(elem, &buffer, &indices, &updates, reduction)
+        };
+        let (first, _) = scatter.run(&client).unwrap();
+        let (second, _) = scatter.run(&client).unwrap();
+        assert_eq!(first, second, "{elem}: two calls differ");
+        let packed = data_in_words(&client, elem, reduction);
+        for (t, &sum) in sums.iter().enumerate() {
+            assert_eq!(
+                element(&first, t, 2),
+                u32::from(encode(sum)),
+                "{elem} (packed: {packed}): element {t} is not the correctly rounded sum {sum}"
+            );
+        }
+        assert!(
+            first[len * 2..].iter().all(|&b| b == GUARD_BYTE),
+            "{elem}: guard bytes"
+        );
+    }
+    let elem = ElemType::UInt(UIntKind::U8);
+    let values = bytes(len, 3);
+    let updates: Vec<u8> = (0..rows).map(|r| (r % 251) as u8).collect();
+    let mut expected = values.clone();
+    for (row, &i) in indices.iter().enumerate() {
+        expected[target(i)] = updates[row];
+    }
+    let mut buffer = values.clone();
+    buffer.resize(len + 4, GUARD_BYTE);
+    let (actual, _) = Scatter {
+        dims: vec![len],
+        strategy: deterministic,
+        ..Scatter::new(elem, &buffer, &indices, &updates, ScatterReduction::Assign)
+    }
+    .run(&client)
+    .unwrap();
+    assert_eq!(
+        actual[..len],
+        expected[..],
+        "u8 Assign: the latest duplicate lands"
+    );
+}

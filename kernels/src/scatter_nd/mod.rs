@@ -3,7 +3,7 @@
 //! outside the buffers (skipped or clamped), and reductions apply every duplicate update.
 //! [`launch_gather_nd`] is its adjoint for the backward pass: the slices the tuples address.
 //!
-//! Three strategies ([`ScatterStrategy`]), chosen by [`scatter_strategy`] and passed to
+//! Four strategies ([`ScatterStrategy`]), chosen by [`scatter_strategy`] and passed to
 //! [`launch_scatter_nd`]:
 //!
 //! - **Store** (`Assign`): one unit per update element stores it; with duplicate tuples each
@@ -18,6 +18,11 @@
 //!   several lists ([`list_buckets`]) folded by one more launch; on GPUs
 //!   ([`ScatterStrategy::SegmentedLists`]) each list is cut into segments of about
 //!   `sqrt(rows)` rows, reduced side by side first, which also bounds a few hot targets.
+//!
+//! - **Deterministic**: a result that depends on the operands alone. `Assign` lists keep only
+//!   their latest row in index order (an atomic maximum); float `Add` sums exactly on integer
+//!   grids with 32-bit atomics and rounds once (`scatter_nd_exact_*`, see `exact_add.rs`); the
+//!   reductions that are exact in any order walk the lists (one per target).
 //!
 //! Float `Min`/`Max` rank `-0.0` below `+0.0` and never let a NaN update win, choosing on raw
 //! bits so that no compiler substitutes a `min` instruction: the result does not depend on the

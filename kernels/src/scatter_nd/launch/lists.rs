@@ -47,6 +47,10 @@ pub fn list_buckets(rows: usize, targets: usize) -> usize {
     }
 }
 
+/// The most rows for which the lists may walk without segments: no list is then longer than a
+/// loop of a CPU driver may run (llvmpipe stops a loop after 65,535 iterations, silently).
+const MAX_PLAIN_WALK: usize = 1 << 15;
+
 /// `segment_bits` that turns segments off (see [`list_segment_bits`]).
 const NO_SEGMENTS: u32 = 32;
 
@@ -155,7 +159,9 @@ pub(super) unsafe fn launch_lists(
     op: Option<ReduceOp>,
     strategy: ScatterStrategy,
 ) {
-    let segmented = strategy == ScatterStrategy::SegmentedLists;
+    // CPU drivers (llvmpipe) end a shader loop after 65,535 iterations: where one list could
+    // be longer, every strategy cuts its lists into segments, which bound every walk.
+    let segmented = strategy == ScatterStrategy::SegmentedLists || lists.rows > MAX_PLAIN_WALK;
     let deterministic = strategy == ScatterStrategy::Deterministic;
     let ListsLaunch {
         output,
@@ -191,7 +197,7 @@ pub(super) unsafe fn launch_lists(
         _ => NO_SEGMENTS,
     };
     let buckets = match (binding, op) {
-        (DataBinding::Typed(_), Some(_)) if strategy == ScatterStrategy::Lists => {
+        (DataBinding::Typed(_), Some(_)) if strategy == ScatterStrategy::Lists && !segmented => {
             list_buckets(rows, targets)
         }
         _ => 1,
