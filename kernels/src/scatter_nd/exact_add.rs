@@ -198,7 +198,8 @@ fn atomic_add_words(words: &mut [Atomic<u32>], base: usize, k: u32, w0: u32, w1:
         carry = 0u32;
         if piece != 0u32 {
             let old = words[base + i as usize].fetch_add(piece);
-            carry = u32::cast_from(old + piece < old);
+            let new = old + piece;
+            carry = u32::cast_from(new < piece);
         }
     }
 }

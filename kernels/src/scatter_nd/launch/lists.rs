@@ -141,7 +141,7 @@ pub(super) fn exact_sum_format(binding: DataBinding, op: Option<ReduceOp>) -> Op
 fn exact_entries(client: &Client, units: usize) -> usize {
     let bytes = crate::capture::properties(client).memory.max_page_size;
     let fit = usize::try_from(bytes).unwrap_or(usize::MAX) / (EXACT_SUM_WORDS * 4);
-    units.min(fit).min(1 << 23).max(1)
+    units.min(fit).clamp(1, 1 << 23)
 }
 
 /// The lists strategy: clear the heads, link the rows, reduce each list (and, with several
