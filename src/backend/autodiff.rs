@@ -355,9 +355,15 @@ impl<B: DmlOps> ScatterNdWinners<B> {
         let tuples = self.indices.shape();
         let rows = tuples.num_elements() / tuples[tuples.num_dims() - 1].max(1);
         let slice = self.updates_shape.num_elements() / rows.max(1);
+        // i32 where it holds every row number: OpenGL has no i64.
+        let id_dtype = if i32::try_from(rows).is_ok() {
+            IntDType::I32
+        } else {
+            IntDType::I64
+        };
         let ids = B::int_expand(
             B::int_reshape(
-                B::int_arange(0..rows as i64, device, IntDType::I64),
+                B::int_arange(0..rows as i64, device, id_dtype),
                 Shape::new([rows, 1]),
             ),
             Shape::new([rows, slice]),
