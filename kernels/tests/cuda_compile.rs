@@ -41,7 +41,7 @@ use common::{INTEGERS, WIDTHS};
 use cuda::{CapturedSource, Nvrtc, Resources, Types, sm90_properties};
 
 /// Every `#[cube(launch_unchecked)]` kernel function of the crate.
-const KERNELS: [&str; 30] = [
+const KERNELS: [&str; 31] = [
     "bit_count_kernel",
     "bit_count_words_kernel",
     "compress_gather_packed",
@@ -72,6 +72,7 @@ const KERNELS: [&str; 30] = [
     "scatter_nd_resolve_indices",
     "scatter_nd_segment_lists",
     "scatter_nd_segment_lists_packed",
+    "scatter_nd_segment_lists_split",
 ];
 
 /// Every element type the CUDA runtime binds that the operators take.
@@ -367,6 +368,7 @@ fn every_kernel(client: &Client) -> BTreeMap<String, CapturedSource> {
                 "scatter_nd_exact_sum",
                 "scatter_nd_reduce_lists_split",
                 "scatter_nd_segment_lists_packed",
+                "scatter_nd_segment_lists_split",
                 "scatter_nd_reduce_lists_packed",
                 "scatter_nd_resolve_indices",
             ],

@@ -315,3 +315,62 @@ fn indices_of_every_width_resolve_like_the_host() {
     }
     println!("indices read from words here: {words_ran:?}");
 }
+
+/// One element hit more often than a CPU driver runs a loop (llvmpipe stops one after 65,535
+/// iterations), its winning update in row 0, which the list reaches last: every update counts,
+/// held in words (OpenGL) or typed, for the reductions of each 64-bit type the runtime runs.
+#[test]
+fn a_wide_target_hit_70000_times() {
+    let Some(client) = client() else { return };
+    let rows = 70_000usize;
+    let indices = vec![1i32; rows];
+    for elem in WIDE {
+        for op in [ReduceOp::Add, ReduceOp::Min, ReduceOp::Max] {
+            let reduction = ScatterReduction::Reduce(op);
+            let values = vec![0u64; 4];
+            // Row 0 holds the extreme (as a float: its bits order like the value, all positive).
+            let updates: Vec<u64> = (0..rows)
+                .map(|row| match (op, row) {
+                    (ReduceOp::Min, 0) => 1,
+                    (ReduceOp::Min, _) => 5,
+                    (_, 0) => 1 << 40,
+                    _ => 3,
+                })
+                .map(|v| {
+                    if elem == WIDE[2] {
+                        (v as f64).to_bits()
+                    } else {
+                        v
+                    }
+                })
+                .collect();
+            let values = if op == ReduceOp::Min {
+                vec![if elem == WIDE[2] { 9f64.to_bits() } else { 9 }; 4]
+            } else {
+                values
+            };
+            let result = Scatter::new(
+                elem,
+                u64::as_bytes(&values),
+                &indices,
+                u64::as_bytes(&updates),
+                reduction,
+            )
+            .run(&client);
+            let Ok((bytes, ran)) = result else {
+                // f64 Add where the runtime has no f64 (refused, see above).
+                continue;
+            };
+            let actual = u64::from_bytes(&bytes)[1];
+            let mut expected = values[1];
+            for &update in &updates {
+                expected = host_combine(elem, op, expected, update);
+            }
+            let in_words = data_in_words(&client, elem, reduction);
+            assert!(
+                same(elem, actual, expected),
+                "{elem} {op:?} ({ran:?}, words: {in_words}): {actual:#x}, expected {expected:#x}"
+            );
+        }
+    }
+}

@@ -63,4 +63,4 @@ pub use packed::{
     WordKind, scatter_nd_gather_packed, scatter_nd_reduce_lists_packed,
     scatter_nd_segment_lists_packed,
 };
-pub use split::scatter_nd_reduce_lists_split;
+pub use split::{scatter_nd_reduce_lists_split, scatter_nd_segment_lists_split};

@@ -5,14 +5,15 @@
 //! runs on the per-target lists (see the [module docs](super)): only the head row of a target
 //! writes it. `Assign` moves bits only and takes the typed list kernel as u32 rows of twice the
 //! slice; the reductions take [`scatter_nd_reduce_lists_split`], where exactly one unit writes
-//! each target element, both its words. Integers wrap (`Add` with a
+//! each target element, both its words (after [`scatter_nd_segment_lists_split`] where the
+//! lists are cut into segments). Integers wrap (`Add` with a
 //! carry, `Mul` from 16-bit partial products); `Min`/`Max` choose on the raw bits with the
 //! crate's rules (a NaN never replaces and is never replaced, zeros keep their sign). `f64`
 //! `Add`/`Mul` need float arithmetic the runtime does not have, and the launcher refuses them.
 
 use cubecl::prelude::*;
 
-use super::kernel::{ReduceOp, list_head};
+use super::kernel::{ReduceOp, list_head, reduces_segment, starts_segment};
 use super::packed::WordKind;
 
 /// The high 32 bits of the 64-bit product of `a` and `b`.
@@ -96,10 +97,76 @@ fn combine_split(
     (out_lo, out_hi)
 }
 
+/// `combine_split` for a segment's partial result `acc`, which holds updates only: where `acc`
+/// is a NaN update of a float `Min`/`Max`, which must never win, `value` takes its place.
+#[cube]
+fn fold_segment_split(
+    acc_lo: u32,
+    acc_hi: u32,
+    lo: u32,
+    hi: u32,
+    #[comptime] op: ReduceOp,
+    #[comptime] kind: WordKind,
+) -> (u32, u32) {
+    let (mut out_lo, mut out_hi) = combine_split(acc_lo, acc_hi, lo, hi, op, kind);
+    let float = comptime!(kind != WordKind::Unsigned && kind != WordKind::Signed);
+    if comptime!(float && (op == ReduceOp::Min || op == ReduceOp::Max)) && is_nan(acc_lo, acc_hi) {
+        out_lo = lo;
+        out_hi = hi;
+    }
+    (out_lo, out_hi)
+}
+
+/// `scatter_nd_segment_lists` for 64-bit data held as word pairs: the unit of each update
+/// element whose row starts a segment reduces its update and those of the following rows of its
+/// list, up to the next start, into `segments[2 * position..][..2]`.
+#[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
+pub fn scatter_nd_segment_lists_split(
+    segments: &mut [u32],
+    segment_next: &mut [u32],
+    updates: &[u32],
+    next: &[u32],
+    targets: &[u32],
+    slice: usize,
+    units: usize,
+    segment_bits: u32,
+    #[comptime] op: ReduceOp,
+    #[comptime] kind: WordKind,
+) {
+    let position = ABSOLUTE_POS;
+    if !reduces_segment(targets, position, units, slice, segment_bits) {
+        terminate!();
+    }
+    let row = position / slice;
+    let col = position % slice;
+    let mut lo = updates[2 * position];
+    let mut hi = updates[2 * position + 1];
+    let mut link = next[row];
+    // Every link points to a row pushed earlier, so the walk ends.
+    while link != 0 {
+        let member = (link - 1) as usize;
+        if starts_segment(member, segment_bits) {
+            break;
+        }
+        let at = 2 * (member * slice + col);
+        let (new_lo, new_hi) = fold_segment_split(lo, hi, updates[at], updates[at + 1], op, kind);
+        lo = new_lo;
+        hi = new_hi;
+        link = next[member];
+    }
+    segments[2 * position] = lo;
+    segments[2 * position + 1] = hi;
+    if col == 0 {
+        segment_next[row] = link;
+    }
+}
+
 /// Lists, step 2, for a reduction on 64-bit data held as word pairs: the unit whose row heads
 /// its target's list writes `op` over the current value and the whole list into the target
 /// element's two words, once; the other units return at once. (`Assign` only moves bits: the
-/// launcher runs it through the typed kernel as u32 rows of twice the slice.)
+/// launcher runs it through the typed kernel as u32 rows of twice the slice.) With
+/// `segment_bits` below 32 a row that starts a segment stands for its whole segment, as in
+/// `scatter_nd_reduce_lists`.
 ///
 /// `heads`, `next` and `targets` are final here, as in `scatter_nd_reduce_lists`.
 #[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
@@ -109,8 +176,11 @@ pub fn scatter_nd_reduce_lists_split(
     heads: &[u32],
     next: &[u32],
     targets: &[u32],
+    segments: &[u32],
+    segment_next: &[u32],
     slice: usize,
     units: usize,
+    segment_bits: u32,
     #[comptime] op: ReduceOp,
     #[comptime] kind: WordKind,
 ) {
@@ -131,10 +201,17 @@ pub fn scatter_nd_reduce_lists_split(
     while link != 0 {
         let member = (link - 1) as usize;
         let at = 2 * (member * slice + col);
-        let (new_lo, new_hi) = combine_split(lo, hi, updates[at], updates[at + 1], op, kind);
+        let mut value_lo = updates[at];
+        let mut value_hi = updates[at + 1];
+        link = next[member];
+        if starts_segment(member, segment_bits) {
+            value_lo = segments[at];
+            value_hi = segments[at + 1];
+            link = segment_next[member];
+        }
+        let (new_lo, new_hi) = combine_split(lo, hi, value_lo, value_hi, op, kind);
         lo = new_lo;
         hi = new_hi;
-        link = next[member];
     }
     output[2 * element] = lo;
     output[2 * element + 1] = hi;

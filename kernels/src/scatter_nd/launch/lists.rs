@@ -15,6 +15,7 @@ use crate::scatter_nd::{
     scatter_nd_exact_finish_packed, scatter_nd_exact_scale, scatter_nd_exact_sum,
     scatter_nd_link_rows, scatter_nd_reduce_lists, scatter_nd_reduce_lists_packed,
     scatter_nd_reduce_lists_split, scatter_nd_segment_lists, scatter_nd_segment_lists_packed,
+    scatter_nd_segment_lists_split,
 };
 
 /// What the lists strategy launches over: the checked buffers and sizes of a scatter.
@@ -438,6 +439,26 @@ pub(super) unsafe fn launch_lists(
             }
             DataBinding::Split { kind } => {
                 let op = op.expect("Assign on word pairs took the typed kernel above");
+                // A segment holds an element's two words.
+                let segments = Segments::new(client, segment_bits, 2 * units, rows, 4);
+                if segments.on() {
+                    launch_unchecked!(scatter_nd_segment_lists_split(
+                        client,
+                        element_cubes.clone(),
+                        element_dim,
+                        *address,
+                        segments.values(),
+                        segments.links(),
+                        BufferArg::from_raw_parts(updates.clone(), 2 * units),
+                        next_arg(),
+                        targets_arg(),
+                        slice,
+                        units,
+                        segments.bits,
+                        op,
+                        kind,
+                    ));
+                }
                 launch_unchecked!(scatter_nd_reduce_lists_split(
                     client,
                     element_cubes,
@@ -448,8 +469,11 @@ pub(super) unsafe fn launch_lists(
                     heads_arg(),
                     next_arg(),
                     targets_arg(),
+                    segments.values(),
+                    segments.links(),
                     slice,
                     units,
+                    segments.bits,
                     op,
                     kind,
                 ));
