@@ -169,10 +169,7 @@ fn pattern(name: &str, m: usize) -> Vec<i32> {
 }
 
 /// The `deterministic` group: each pattern with and without `deterministic`, keeping the input.
-fn bench_deterministic(
-    criterion: &mut Criterion,
-    device: &Device,
-) -> (Vec<String>, Vec<&'static str>) {
+fn bench_deterministic(criterion: &mut Criterion, device: &Device) -> (Vec<String>, Vec<String>) {
     let cases = [
         ("unique", Reduction::Add),
         ("7 hot", Reduction::Add),
@@ -214,18 +211,17 @@ fn bench_deterministic(
                     },
                     if deterministic { ", deterministic" } else { "" }
                 );
-                let label: &'static str = Box::leak(label.into_boxed_str());
-                names.push(label);
                 let options = ScatterNdOptions {
                     reduction,
                     deterministic,
                     ..Default::default()
                 };
-                common::bench(&mut group, device, label, &parameter, &data, |x| {
+                common::bench(&mut group, device, &label, &parameter, &data, |x| {
                     x.clone()
                         .try_scatter_nd(idx.clone(), updates.clone(), options.clone())
                         .unwrap()
                 });
+                names.push(label);
             }
         }
         group.finish();
@@ -408,8 +404,9 @@ fn main() {
         let cells: Vec<String> = deterministic_parameters
             .iter()
             .map(|parameter| {
-                let mean = |name| common::mean_ns("scatter_nd_deterministic", name, parameter);
-                match (mean(pair[0]), mean(pair[1])) {
+                let mean =
+                    |name: &str| common::mean_ns("scatter_nd_deterministic", name, parameter);
+                match (mean(&pair[0]), mean(&pair[1])) {
                     (Some(racy), Some(ordered)) => format!(
                         "{:.3} / {:.3} ({:.2}x)",
                         racy / 1e6,

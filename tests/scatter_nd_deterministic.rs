@@ -7,7 +7,7 @@ mod common;
 
 use burn::tensor::{DType, Device, TensorData};
 use burn_dml_ops::prelude::*;
-use common::scatter::scatter;
+use common::scatter::{data, fit, scatter, values};
 use common::*;
 use proptest::prelude::*;
 
@@ -137,8 +137,8 @@ fn same_everywhere(
              {:?}: {:?} against Flex's {:?}",
             differ.len(),
             differ.first(),
-            differ.first().map(|&i| as_f64(&result)[i]),
-            differ.first().map(|&i| as_f64(&reference)[i]),
+            differ.first().map(|&i| values(&result)[i]),
+            differ.first().map(|&i| values(&reference)[i]),
         );
     }
     reference
@@ -170,11 +170,6 @@ fn exact_rounded(terms: &[f32], dtype: DType) -> f64 {
     fit(dtype, value)
 }
 
-/// `v` rounded to `dtype`, as f64.
-fn fit(dtype: DType, v: f64) -> f64 {
-    common::scatter::fit(dtype, v)
-}
-
 /// The sum of `terms` one by one in index order in `dtype`.
 fn sequential(terms: &[f32], dtype: DType) -> f64 {
     terms
@@ -183,11 +178,6 @@ fn sequential(terms: &[f32], dtype: DType) -> f64 {
         .fold(fit(dtype, f64::from(terms[0])), |acc, &t| {
             fit(dtype, acc + f64::from(t))
         })
-}
-
-/// The values of `data` as f64.
-fn as_f64(data: &TensorData) -> Vec<f64> {
-    data.iter::<f64>().collect()
 }
 
 /// Float `Add` with heavy duplication, values of both signs spanning 2^-10..2^10: the same bits
@@ -219,7 +209,7 @@ fn float_add_is_reproducible_and_correctly_rounded() {
                 4,
                 &case,
             );
-            let result = as_f64(&result);
+            let result = values(&result);
             for element in 0..targets * slice {
                 let (target, col) = (element / slice, element % slice);
                 let mut terms = vec![input[element]];
@@ -268,8 +258,8 @@ fn one_element_hit_65536_times() {
     );
     let mut terms = vec![0.5f32];
     terms.extend(&updates);
-    assert_eq!(as_f64(&result)[2], exact_rounded(&terms, DType::F32));
-    assert_eq!(as_f64(&result)[0], 0.5);
+    assert_eq!(values(&result)[2], exact_rounded(&terms, DType::F32));
+    assert_eq!(values(&result)[0], 0.5);
 }
 
 /// Subnormals, infinities and NaN: Flex's bits everywhere; NaN stays NaN, opposite infinities
@@ -327,7 +317,7 @@ fn special_values_give_flex_bits() {
             3,
             "16-bit specials",
         );
-        let out = as_f64(&result);
+        let out = values(&result);
         assert_eq!(out[4], f64::INFINITY);
         assert_eq!(out[5], fit(dtype, 1.0 + fit(dtype, 6e-8)));
         assert_eq!(
@@ -432,16 +422,16 @@ fn assign_takes_the_latest_duplicate() {
                 let run = |device: &Device| {
                     scatter::<2, 2, 2>(
                         device,
-                        common::scatter::data(&input, &[targets, slice], dtype),
+                        data(&input, &[targets, slice], dtype),
                         TensorData::new(tuples.clone(), [rows, 1]).convert_dtype(DType::I64),
-                        common::scatter::data(&updates, &[rows, slice], dtype),
+                        data(&updates, &[rows, slice], dtype),
                         options.clone(),
                     )
                     .unwrap()
                 };
                 let result = repeated(&device, 3, &run, "Assign");
                 assert_eq!(
-                    common::scatter::values(&result),
+                    values(&result),
                     expected,
                     "Assign {dtype:?} clamp {clamp} on {device:?}: not the latest duplicate"
                 );

@@ -252,20 +252,18 @@ fn finished_bits(
     update: u32,
     #[comptime] format: SumFormat,
 ) -> u32 {
-    let mut positive = Array::<u32>::new(4usize);
-    let mut negative = Array::<u32>::new(4usize);
-    let (mut scale, mut flags) = observe(0u32, 0u32, current);
-    if sole {
-        let (s, f) = observe(scale, flags, update);
-        scale = s;
-        flags = f;
-        #[unroll]
-        for i in 0..4usize {
-            positive[i] = 0u32;
-            negative[i] = 0u32;
-        }
-        add_term(&mut positive, &mut negative, scale, update);
-    } else {
+    // A sole row starts from nothing; otherwise from the entry, whose exponent and flags
+    // already include the current value (observing it again changes nothing).
+    let mut positive = Array::<u32>::new(EXACT_SUM_WORDS);
+    let mut negative = Array::<u32>::new(EXACT_SUM_WORDS);
+    let mut scale = 0u32;
+    let mut flags = 0u32;
+    #[unroll]
+    for i in 0..EXACT_SUM_WORDS {
+        positive[i] = 0u32;
+        negative[i] = 0u32;
+    }
+    if !sole {
         scale = meta[entry * EXACT_META_WORDS];
         flags = meta[entry * EXACT_META_WORDS + 1usize];
         #[unroll]
@@ -274,15 +272,15 @@ fn finished_bits(
             negative[i] = negative_sums[entry * EXACT_SUM_WORDS + i];
         }
     }
+    let (mut scale, mut flags) = observe(scale, flags, current);
+    if sole {
+        let (s, f) = observe(scale, flags, update);
+        scale = s;
+        flags = f;
+        add_term(&mut positive, &mut negative, scale, update);
+    }
     add_term(&mut positive, &mut negative, scale, current);
     round_sum(&positive, &negative, scale, flags, format)
-}
-
-/// Whether `f32` bits are a zero or a normal number.
-#[cube]
-fn plain_f32(bits: u32) -> bool {
-    let exponent = (bits >> 23u32) & 0xFFu32;
-    (exponent != 0u32 && exponent != 0xFFu32) || (bits & 0x7FFF_FFFFu32) == 0u32
 }
 
 /// Step 4, typed data: each head row's unit writes its target element's rounded sum.
@@ -311,18 +309,8 @@ pub fn scatter_nd_exact_finish<T: Numeric>(
     if !role.active || !role.head {
         terminate!();
     }
-    let value = output[role.element];
-    let current = typed_term::<T>(value);
+    let current = typed_term::<T>(output[role.element]);
     let update = typed_term::<T>(updates[position]);
-    if comptime!(format == SumFormat::F32) && role.sole {
-        // One update on f32: the hardware's sum is the correctly rounded one wherever no
-        // subnormal (which a runtime may flush) or special value takes part.
-        let sum = value + updates[position];
-        if plain_f32(current) && plain_f32(update) && plain_f32(typed_term::<T>(sum)) {
-            output[role.element] = sum;
-            terminate!();
-        }
-    }
     let bits = finished_bits(
         meta, positive, negative, role.entry, role.sole, current, update, format,
     );
