@@ -20,8 +20,8 @@
 //!
 //! `deterministic` compares `deterministic: true` with the default in the same run, on `Add`
 //! of f32 rows of 64 onto data as large as the updates, in three index patterns: unique rows,
-//! 7 hot targets, and a power law (target `t` about as often as `1 / (t + 1)`), and `Assign` on
-//! the power law. Its sizes count update elements: 2^22 and 2^24, or the log2 list in
+//! 7 hot targets, and a power law (target `t` about as often as `1 / (t + 1)`), and `Assign` and
+//! `Mul` on the same patterns. Its sizes count update elements: 2^22 and 2^24, or the log2 list in
 //! `DETERMINISTIC_BENCH_SIZES`.
 //!
 //! Every measurement queues `QUEUED` calls between two syncs, each on its own input (one sync
@@ -177,6 +177,9 @@ fn bench_deterministic(criterion: &mut Criterion, device: &Device) -> (Vec<Strin
         ("unique", Reduction::Assign),
         ("7 hot", Reduction::Assign),
         ("power law", Reduction::Assign),
+        ("unique", Reduction::Mul),
+        ("7 hot", Reduction::Mul),
+        ("power law", Reduction::Mul),
     ];
     let mut names = Vec::new();
     let mut parameters = Vec::new();
@@ -204,10 +207,10 @@ fn bench_deterministic(criterion: &mut Criterion, device: &Device) -> (Vec<Strin
             for deterministic in [false, true] {
                 let label = format!(
                     "{name} {}{}",
-                    if reduction == Reduction::Add {
-                        "add"
-                    } else {
-                        "assign"
+                    match reduction {
+                        Reduction::Add => "add",
+                        Reduction::Mul => "mul",
+                        _ => "assign",
                     },
                     if deterministic { ", deterministic" } else { "" }
                 );

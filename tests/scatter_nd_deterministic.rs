@@ -1,7 +1,8 @@
 //! Deterministic ScatterND (`deterministic: true`): the same bits on every call and on every
 //! device as on Flex; float `Add` correctly rounded where its terms span few binades (an exact
 //! integer oracle here), never less accurate than adding in index order; `Assign`'s latest
-//! duplicate in index order wins, against a host loop; float `Mul` and `f64` `Add` refused.
+//! duplicate in index order wins, against a host loop; float `Mul` (and `f64` `Add`/`Mul`)
+//! combines in index order, each product rounded once, against a host loop of exact products.
 
 mod common;
 
@@ -329,34 +330,246 @@ fn special_values_give_flex_bits() {
     }
 }
 
-/// Float `Mul` and `f64` `Add` have no order-free form: an error naming them on every device,
-/// never a silent fall back to a racy strategy.
+/// `p` (an exact product of two values of `dtype`) rounded once to `dtype`: directly for `f32`,
+/// else first to `f32` with round-to-odd (more than two bits beyond any 16-bit format, so the
+/// second rounding is correct).
+fn round_once(p: f64, dtype: DType) -> f64 {
+    let nearest = p as f32;
+    if dtype == DType::F32 || !p.is_finite() || f64::from(nearest) == p {
+        return fit(dtype, f64::from(nearest));
+    }
+    let toward_zero = if f64::from(nearest).abs() > p.abs() {
+        f32::from_bits(nearest.to_bits() - 1)
+    } else {
+        nearest
+    };
+    let odd = f32::from_bits(toward_zero.to_bits() | 1);
+    match dtype {
+        DType::F16 => half::f16::from_f32(odd).to_f64(),
+        _ => half::bf16::from_f32(odd).to_f64(),
+    }
+}
+
+/// Each element of `input` (`[targets, slice]`) times the updates of its rows in row order,
+/// every product rounded once to `dtype`: the host loop deterministic `Mul` must equal.
+fn products_in_order(
+    input: &[f32],
+    tuples: &[i64],
+    updates: &[f32],
+    slice: usize,
+    dtype: DType,
+) -> Vec<f64> {
+    let targets = input.len() / slice;
+    let mut out: Vec<f64> = input.iter().map(|&v| f64::from(v)).collect();
+    for (row, &tuple) in tuples.iter().enumerate() {
+        let Some(target) = oracle_index(tuple, targets, false) else {
+            continue;
+        };
+        for col in 0..slice {
+            let element = &mut out[target * slice + col];
+            *element = round_once(*element * f64::from(updates[row * slice + col]), dtype);
+        }
+    }
+    out
+}
+
+/// `a` and `b` equal as floats, NaN equal to NaN (the bits of NaN are checked by Flex).
+fn same_values(a: &[f64], b: &[f64]) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|(x, y)| x == y || (x.is_nan() && y.is_nan()))
+}
+
+/// Float `Mul` with heavy duplication, factors of both signs near 1: the same bits on every
+/// call and device as Flex, and each element the product in index order, rounded once per
+/// step, so a different order (which changes the rounding) would fail.
 #[test]
-fn mul_and_f64_add_are_refused() {
-    for device in devices() {
-        for (reduction, dtype) in [
-            (Reduction::Mul, DType::F32),
-            (Reduction::Mul, DType::F16),
-            (Reduction::Add, DType::F64),
-        ] {
-            if !holds(&device, dtype, "refusal") {
-                continue;
-            }
-            let err = scatter::<1, 2, 1>(
-                &device,
-                TensorData::new(vec![1.0f32; 4], [4]).convert_dtype(dtype),
-                TensorData::new(vec![1i32, 1], [2, 1]),
-                TensorData::new(vec![2.0f32; 2], [2]).convert_dtype(dtype),
-                deterministic(reduction),
-            )
-            .expect_err("no order-free form");
-            let message = err.to_string();
+fn float_mul_multiplies_in_index_order() {
+    let (targets, slice, rows) = (21usize, 8usize, 3000usize);
+    for dtype in [DType::F32, DType::F16, DType::BF16] {
+        for (name, tuples) in patterns(rows, targets, 13) {
+            let mut stream = Stream(17);
+            let round = |v: f32| fit(dtype, f64::from(v)) as f32;
+            let factor = |stream: &mut Stream| {
+                let sign = if stream.below(2) == 0 { 1.0 } else { -1.0 };
+                round(sign * (0.75 + stream.below(1 << 20) as f32 / (1u32 << 21) as f32))
+            };
+            let input: Vec<f32> = (0..targets * slice).map(|_| factor(&mut stream)).collect();
+            let updates: Vec<f32> = (0..rows * slice).map(|_| factor(&mut stream)).collect();
+            let case = format!("Mul {name} {dtype:?}");
+            let result = same_everywhere(
+                &input,
+                &tuples,
+                &updates,
+                slice,
+                dtype,
+                Reduction::Mul,
+                3,
+                &case,
+            );
+            let expected = products_in_order(&input, &tuples, &updates, slice, dtype);
             assert!(
-                message.contains("deterministic") && message.contains(&format!("{reduction:?}")),
-                "{reduction:?} {dtype:?} on {device:?}: {message}"
+                same_values(&values(&result), &expected),
+                "{case}: Flex is not the product in index order"
             );
         }
-        // Integer Mul is exact in any order: it runs.
+    }
+}
+
+/// Products at the edges: subnormal results (rounded once, ties to even), underflow to a
+/// signed zero, overflow to infinity, infinity times zero and NaN operands (the canonical quiet
+/// NaN), in each float dtype.
+#[test]
+fn mul_special_values_give_flex_bits() {
+    let slice = 8usize;
+    for dtype in [DType::F32, DType::F16, DType::BF16] {
+        let tiny = match dtype {
+            DType::F16 => 2f32.powi(-24),
+            _ => {
+                f32::from_bits(1)
+                    * if dtype == DType::BF16 {
+                        2f32.powi(16)
+                    } else {
+                        1.0
+                    }
+            }
+        };
+        let huge = match dtype {
+            DType::F16 => 60000.0,
+            _ => 3e38,
+        };
+        let input = vec![
+            tiny * 3.0,
+            -tiny,
+            huge,
+            f32::INFINITY,
+            -f32::NAN,
+            -0.0,
+            1.5,
+            tiny,
+        ];
+        let rows: Vec<[f32; 8]> = vec![
+            [0.5, 0.5, 2.0, 0.0, 1.0, 5.0, tiny, 0.75],
+            [0.5, 3.0, 1.0, 1.0, 2.0, 1.0, 1e-3, 1.0],
+        ];
+        let updates: Vec<f32> = rows.iter().flatten().copied().collect();
+        let tuples = [0i64, 0];
+        let case = format!("Mul specials {dtype:?}");
+        let result = same_everywhere(
+            &input,
+            &tuples,
+            &updates,
+            slice,
+            dtype,
+            Reduction::Mul,
+            2,
+            &case,
+        );
+        let rounded = |v: &[f32]| v.iter().map(|&x| fit(dtype, f64::from(x)) as f32).collect();
+        let (input, updates): (Vec<f32>, Vec<f32>) = (rounded(&input), rounded(&updates));
+        let expected = products_in_order(&input, &tuples, &updates, slice, dtype);
+        let out = values(&result);
+        assert!(
+            same_values(&out, &expected),
+            "{case}: {out:?} against {expected:?}"
+        );
+        assert!(out[3].is_nan(), "{case}: infinity times zero is NaN");
+        let canonical: u64 = match dtype {
+            DType::F32 => 0x7FC0_0000,
+            DType::F16 => 0x7E00,
+            _ => 0x7FC0,
+        };
+        assert_eq!(bits(&result)[3], canonical, "{case}: the canonical NaN");
+        assert_eq!(bits(&result)[4], canonical, "{case}: the canonical NaN");
+        assert_eq!(out[2], f64::INFINITY, "{case}: overflow");
+    }
+}
+
+/// One element multiplied 70,000 times: more than CPU drivers let one shader loop run, so the
+/// walk resumes over launches there; the exact power of two the factors make.
+#[test]
+fn one_element_multiplied_70000_times() {
+    let rows = 70_000usize;
+    let updates: Vec<f32> = (0..rows)
+        .map(|r| match r % 1000 {
+            0 => 2.0,
+            500 => 0.25,
+            _ => 1.0,
+        })
+        .collect();
+    let tuples = vec![1i64; rows];
+    let result = same_everywhere(
+        &[1.0, 1.0, 1.0],
+        &tuples,
+        &updates,
+        1,
+        DType::F32,
+        Reduction::Mul,
+        2,
+        "70,000 products",
+    );
+    // 70 each of 2 and 1/4.
+    assert_eq!(values(&result), vec![1.0, 2f64.powi(-70), 1.0]);
+}
+
+/// `f64` `Add` and `Mul` in index order with NaN made canonical, on every device that computes
+/// `f64` (Flex at least), against a host loop.
+#[test]
+fn f64_combines_in_index_order() {
+    let (targets, rows) = (5usize, 400usize);
+    let mut stream = Stream(29);
+    let tuples: Vec<i64> = (0..rows)
+        .map(|_| stream.below(targets as u64) as i64)
+        .collect();
+    let mut updates: Vec<f32> = (0..rows).map(|_| stream.spread(20)).collect();
+    // Opposite infinities on one target: a NaN sum (x86 makes it negative; the rule positive).
+    let mut tuples = tuples;
+    (tuples[7], tuples[9]) = (0, 0);
+    updates[7] = f32::INFINITY;
+    updates[9] = f32::NEG_INFINITY;
+    let input = vec![1.0f32; targets];
+    for reduction in [Reduction::Add, Reduction::Mul] {
+        let result = same_everywhere(
+            &input,
+            &tuples,
+            &updates,
+            1,
+            DType::F64,
+            reduction,
+            2,
+            "f64",
+        );
+        let mut expected = vec![1.0f64; targets];
+        for (&t, &u) in tuples.iter().zip(&updates) {
+            let u = f64::from(u);
+            let e = &mut expected[t as usize];
+            *e = if reduction == Reduction::Add {
+                *e + u
+            } else {
+                *e * u
+            };
+        }
+        for (i, (&out, want)) in result
+            .iter::<f64>()
+            .collect::<Vec<_>>()
+            .iter()
+            .zip(expected)
+            .enumerate()
+        {
+            if want.is_nan() {
+                assert_eq!(
+                    out.to_bits(),
+                    0x7FF8_0000_0000_0000,
+                    "{reduction:?} {i}: canonical NaN"
+                );
+            } else {
+                assert_eq!(out.to_bits(), want.to_bits(), "{reduction:?} element {i}");
+            }
+        }
+    }
+    // Integer Mul is exact in any order and keeps its strategy.
+    for device in devices() {
         let out = scatter::<1, 2, 1>(
             &device,
             TensorData::new(vec![1i32; 4], [4]),
@@ -448,15 +661,15 @@ proptest! {
     fn random_cases_match_flex(
         targets in 1usize..40,
         slice in 1usize..12,
-        rows in 1usize..300,
+        rows in 1usize..700,
         hot in 1usize..8,
         span in 0i32..12,
         seed in any::<u64>(),
-        op in 0usize..2,
-        dtype in prop::sample::select(vec![DType::F32, DType::F16, DType::BF16]),
+        op in 0usize..3,
+        dtype in prop::sample::select(vec![DType::F32, DType::F16, DType::BF16, DType::F64]),
     ) {
         let mut stream = Stream(seed | 1);
-        let reduction = [Reduction::Add, Reduction::Assign][op];
+        let reduction = [Reduction::Add, Reduction::Assign, Reduction::Mul][op];
         let tuples: Vec<i64> = (0..rows)
             .map(|_| (stream.below(hot.min(targets) as u64) * (targets / hot.min(targets)) as u64) as i64)
             .collect();
@@ -464,6 +677,11 @@ proptest! {
         let span = if dtype == DType::F16 { span.min(3) } else { span };
         let input: Vec<f32> = (0..targets * slice).map(|_| round(stream.spread(span))).collect();
         let updates: Vec<f32> = (0..rows * slice).map(|_| round(stream.spread(span))).collect();
-        same_everywhere(&input, &tuples, &updates, slice, dtype, reduction, 2, "random case");
+        let result =
+            same_everywhere(&input, &tuples, &updates, slice, dtype, reduction, 2, "random case");
+        if reduction == Reduction::Mul && dtype != DType::F64 {
+            let expected = products_in_order(&input, &tuples, &updates, slice, dtype);
+            prop_assert!(same_values(&values(&result), &expected), "Flex's Mul is not in index order");
+        }
     }
 }

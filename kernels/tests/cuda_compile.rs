@@ -41,7 +41,7 @@ use common::{INTEGERS, WIDTHS};
 use cuda::{CapturedSource, Nvrtc, Resources, Types, sm90_properties};
 
 /// Every `#[cube(launch_unchecked)]` kernel function of the crate.
-const KERNELS: [&str; 31] = [
+const KERNELS: [&str; 36] = [
     "bit_count_kernel",
     "bit_count_words_kernel",
     "compress_gather_packed",
@@ -66,6 +66,10 @@ const KERNELS: [&str; 31] = [
     "scatter_nd_gather",
     "scatter_nd_gather_packed",
     "scatter_nd_link_rows",
+    "scatter_nd_merge_runs",
+    "scatter_nd_ordered_f64",
+    "scatter_nd_ordered_packed",
+    "scatter_nd_ordered_product",
     "scatter_nd_reduce_lists",
     "scatter_nd_reduce_lists_packed",
     "scatter_nd_reduce_lists_split",
@@ -73,6 +77,7 @@ const KERNELS: [&str; 31] = [
     "scatter_nd_segment_lists",
     "scatter_nd_segment_lists_packed",
     "scatter_nd_segment_lists_split",
+    "scatter_nd_sort_runs",
 ];
 
 /// Every element type the CUDA runtime binds that the operators take.
@@ -366,6 +371,11 @@ fn every_kernel(client: &Client) -> BTreeMap<String, CapturedSource> {
                 "scatter_nd_exact_finish_packed",
                 "scatter_nd_exact_scale",
                 "scatter_nd_exact_sum",
+                "scatter_nd_sort_runs",
+                "scatter_nd_merge_runs",
+                "scatter_nd_ordered_product",
+                "scatter_nd_ordered_packed",
+                "scatter_nd_ordered_f64",
                 "scatter_nd_reduce_lists_split",
                 "scatter_nd_segment_lists_packed",
                 "scatter_nd_segment_lists_split",

@@ -559,10 +559,26 @@ fn packed_min_and_max_rules_hold_under_duplicates() {
     }
 }
 
+/// `exact` (finite) as `f32` rounded to odd: a 16-bit format rounds it on to nearest even as
+/// it would round `exact` itself.
+fn odd_f32(exact: f64) -> f32 {
+    let nearest = exact as f32;
+    if f64::from(nearest) == exact {
+        return nearest;
+    }
+    let toward_zero = if f64::from(nearest).abs() > exact.abs() {
+        f32::from_bits(nearest.to_bits() - 1)
+    } else {
+        nearest
+    };
+    f32::from_bits(toward_zero.to_bits() | 1)
+}
+
 /// The deterministic strategy on 16-bit floats, packed where the runtime cannot bind them:
 /// `Add` gives the correctly rounded sum of each element's value and updates (here exact in
-/// f64, so `half`'s rounding of it is the oracle) on every call, and `Assign` on bytes keeps the
-/// latest duplicate; the guard bytes stay.
+/// f64, so `half`'s rounding of it is the oracle) on every call, `Mul` the product in index
+/// order with each step rounded once, and `Assign` on bytes keeps the latest duplicate; the
+/// guard bytes stay.
 #[test]
 fn deterministic_packed_data_matches_the_host() {
     let Some(client) = client() else { return };
@@ -611,6 +627,57 @@ fn deterministic_packed_data_matches_the_host() {
         assert!(
             first[len * 2..].iter().all(|&b| b == GUARD_BYTE),
             "{elem}: guard bytes"
+        );
+    }
+    for elem in [
+        ElemType::Float(FloatKind::F16),
+        ElemType::Float(FloatKind::BF16),
+    ] {
+        let reduction = ScatterReduction::Reduce(ReduceOp::Mul);
+        let f16_data = elem == ElemType::Float(FloatKind::F16);
+        let encode = |v: f32| match f16_data {
+            true => f16::from_f32(v).to_bits(),
+            false => bf16::from_f32(v).to_bits(),
+        };
+        let decode = |bits: u32| match f16_data {
+            true => f16::from_bits(bits as u16).to_f64(),
+            false => bf16::from_bits(bits as u16).to_f64(),
+        };
+        // Factors of both signs near 1, so that 600 of them stay in range.
+        let factor = |i: usize| {
+            let sign = if i % 3 == 0 { -1.0 } else { 1.0 };
+            encode(sign * (0.875 + (i * 37 % 64) as f32 / 256.0))
+        };
+        let values: Vec<u8> = (0..len).flat_map(|i| factor(i).to_le_bytes()).collect();
+        let updates: Vec<u8> = (0..rows)
+            .flat_map(|r| factor(r + 5).to_le_bytes())
+            .collect();
+        let mut products: Vec<u32> = (0..len).map(|i| element(&values, i, 2)).collect();
+        for (row, &i) in indices.iter().enumerate() {
+            let exact = decode(products[target(i)]) * decode(element(&updates, row, 2));
+            products[target(i)] = u32::from(encode(odd_f32(exact)));
+        }
+        let mut buffer = values.clone();
+        buffer.resize(len * 2 + 4, GUARD_BYTE);
+        let scatter = Scatter {
+            dims: vec![len],
+            strategy: deterministic,
+            ..Scatter::new(elem, &buffer, &indices, &updates, reduction)
+        };
+        let (first, _) = scatter.run(&client).unwrap();
+        let (second, _) = scatter.run(&client).unwrap();
+        assert_eq!(first, second, "{elem} Mul: two calls differ");
+        let packed = data_in_words(&client, elem, reduction);
+        for (t, &product) in products.iter().enumerate() {
+            assert_eq!(
+                element(&first, t, 2),
+                product,
+                "{elem} Mul (packed: {packed}): element {t} is not the product in index order"
+            );
+        }
+        assert!(
+            first[len * 2..].iter().all(|&b| b == GUARD_BYTE),
+            "{elem} Mul: guard bytes"
         );
     }
     let elem = ElemType::UInt(UIntKind::U8);

@@ -54,13 +54,27 @@ macro_rules! combine_float {
 combine_int!(i8, i16, i32, i64, u8, u16, u32, u64);
 combine_float!(f16, bf16, f32, f64);
 
-/// A copy of `input` with the rows of `updates` applied in row order.
+/// A copy of `input` with the rows of `updates` applied in row order by `reduction`.
 fn apply<T: Combine>(
     input: &TensorData,
     updates: &TensorData,
     targets: &[Option<usize>],
     slice: usize,
     reduction: Reduction,
+) -> TensorData {
+    apply_with(input, updates, targets, slice, |element: T, update| {
+        element.combine(update, reduction)
+    })
+}
+
+/// A copy of `input` with the rows of `updates` applied in row order: each element targeted
+/// becomes `step(element, update)`.
+fn apply_with<T: burn::tensor::Element>(
+    input: &TensorData,
+    updates: &TensorData,
+    targets: &[Option<usize>],
+    slice: usize,
+    step: impl Fn(T, T) -> T,
 ) -> TensorData {
     let input_values = input.as_slice::<T>().expect("input dtype");
     let mut out = reserve(OPERATOR, "the output", input_values.len());
@@ -72,7 +86,7 @@ fn apply<T: Combine>(
         let Some(target) = target else { continue };
         let rows = out[target * slice..(target + 1) * slice].iter_mut();
         for (element, &update) in rows.zip(&updates[row * slice..(row + 1) * slice]) {
-            *element = element.combine(update, reduction);
+            *element = step(*element, update);
         }
     }
     TensorData::new(out, input.shape().clone())
@@ -114,6 +128,23 @@ impl ExactTerm for bf16 {
     fn from_format_bits(bits: u32) -> Self {
         bf16::from_bits(bits as u16)
     }
+}
+
+/// Deterministic float `Mul` on 16- and 32-bit floats: the updates multiply in row order, each
+/// step rounded once ([`exact_sum::round_product`]; NaN results are the canonical quiet NaN).
+fn apply_product<T: ExactTerm>(
+    input: &TensorData,
+    updates: &TensorData,
+    targets: &[Option<usize>],
+    slice: usize,
+) -> TensorData {
+    apply_with(input, updates, targets, slice, |element: T, update: T| {
+        T::from_format_bits(exact_sum::round_product(
+            element.term(),
+            update.term(),
+            T::FORMAT,
+        ))
+    })
 }
 
 /// Deterministic float `Add`: each element becomes the exact sum of its value and its updates,
@@ -172,7 +203,8 @@ fn apply_exact_sum<T: ExactTerm>(
 /// elements in groups of the slice's size) go to the slices the index tuples address in the
 /// first `k` of the last `input_dims` dimensions of `input` (the leading others have size 1).
 /// Rows apply in row order (so the latest duplicate wins an `Assign`); with `deterministic`,
-/// a float `Add` on 16- and 32-bit floats is [`apply_exact_sum`]'s.
+/// a float `Add` on 16- and 32-bit floats is [`apply_exact_sum`]'s, a float `Mul` on them
+/// [`apply_product`]'s, and `f64` results make every NaN the canonical one.
 pub(crate) fn scatter_nd(
     input: &TensorData,
     indices: &TensorData,
@@ -204,11 +236,34 @@ pub(crate) fn scatter_nd(
         }
         return TensorData::from_bytes_vec(raw, shape.clone(), input.dtype());
     }
-    if deterministic && reduction == Reduction::Add {
-        match input.dtype() {
-            DType::F16 => return apply_exact_sum::<f16>(input, updates, &targets, slice),
-            DType::BF16 => return apply_exact_sum::<bf16>(input, updates, &targets, slice),
-            DType::F32 => return apply_exact_sum::<f32>(input, updates, &targets, slice),
+    if deterministic {
+        let (input, updates, targets) = (input, updates, targets.as_slice());
+        match (reduction, input.dtype()) {
+            (Reduction::Add, DType::F16) => {
+                return apply_exact_sum::<f16>(input, updates, targets, slice);
+            }
+            (Reduction::Add, DType::BF16) => {
+                return apply_exact_sum::<bf16>(input, updates, targets, slice);
+            }
+            (Reduction::Add, DType::F32) => {
+                return apply_exact_sum::<f32>(input, updates, targets, slice);
+            }
+            (Reduction::Mul, DType::F16) => {
+                return apply_product::<f16>(input, updates, targets, slice);
+            }
+            (Reduction::Mul, DType::BF16) => {
+                return apply_product::<bf16>(input, updates, targets, slice);
+            }
+            (Reduction::Mul, DType::F32) => {
+                return apply_product::<f32>(input, updates, targets, slice);
+            }
+            (Reduction::Add | Reduction::Mul, DType::F64) => {
+                // In row order, as the kernels' walk; any NaN result is the canonical one.
+                return apply_with(input, updates, targets, slice, |element: f64, update| {
+                    let value = element.combine(update, reduction);
+                    if value.is_nan() { f64::NAN } else { value }
+                });
+            }
             _ => {}
         }
     }

@@ -4,7 +4,8 @@
 //! the result's type, to nearest even.
 //!
 //! A first pass over the terms finds the largest exponent ([`observe`]), a second adds them
-//! ([`term_parts`], [`add_term`]) and [`round_sum`] rounds. Terms are `f32` bit patterns (every `f16` and `bf16`
+//! ([`term_parts`], [`add_term`]) and [`round_sum`] rounds. [`round_product`] rounds the exact
+//! product of two values the same way (deterministic `Mul`, which combines in index order). Terms are `f32` bit patterns (every `f16` and `bf16`
 //! is an `f32`), read with integer arithmetic only, so no runtime's flushing of subnormals
 //! changes them. The grid keeps 72 bits below the largest term's lowest bit: the sum is exact,
 //! and so correctly rounded, whenever the terms lie within 72 binades of the largest (every
@@ -200,7 +201,6 @@ pub fn round_sum(
     let exponent_bits = comptime!(format.exponent_bits());
     let infinity = comptime!(((1u32 << exponent_bits) - 1) << mantissa_bits);
     let sign_bit = comptime!(1u32 << (exponent_bits + mantissa_bits));
-    let min_exponent = comptime!(2i32 - (1i32 << (exponent_bits - 1)));
     let mut out = 0u32;
     if (flags & NAN) != 0u32
         || (flags & (POSITIVE_INFINITY | NEGATIVE_INFINITY))
@@ -234,47 +234,112 @@ pub fn round_sum(
                 carry = u32::cast_from(carry != 0u32 && flipped == u32::MAX);
             }
         }
-        let mut top = i32::new(-1);
-        #[unroll]
-        for i in 0..4u32 {
-            let word = total[i as usize];
-            if word != 0u32 {
-                top = i32::cast_from(i * 32u32 + 31u32 - word.leading_zeros());
-            }
-        }
+        let top = top_bit(&total);
         if top < 0i32 {
             if (flags & NOT_NEGATIVE_ZERO) == 0u32 {
                 out = sign_bit;
             }
         } else {
-            // Grid bit 0 is worth 2^(scale - 150 - GUARD_BITS); `offset` is that exponent minus
-            // the exponent of the format's smallest subnormal.
-            let offset = i32::cast_from(scale) - 150i32 - GUARD_BITS - min_exponent
-                + comptime!(mantissa_bits as i32);
-            // The grid bit of the result's lowest mantissa bit: `mantissa_bits` below the top,
-            // or the smallest subnormal's.
-            let below_top = top - comptime!(mantissa_bits as i32);
-            let low = select(below_top > -offset, below_top, -offset);
-            let mut significand = total[0usize];
-            let mut round_up = 0u32;
-            if low <= 0i32 {
-                // Exact: every bit fits (the top is then below the mantissa's width).
-                significand <<= u32::cast_from(-low);
-            } else {
-                let low = u32::cast_from(low);
-                significand = bits_from(&total, low) & comptime!((1u32 << (mantissa_bits + 1)) - 1);
-                let half = (bits_from(&total, low - 1u32) & 1u32) != 0u32;
-                let sticky = any_below(&total, low - 1u32);
-                round_up = u32::cast_from(half && (sticky || (significand & 1u32) != 0u32));
-            }
-            // The field of the lowest bit's exponent above the smallest subnormal's, shifted
-            // over the mantissa, plus the significand with its leading one, is the encoding; a
-            // carry of the rounding moves into the exponent, up to infinity.
-            let field = u32::cast_from(low + offset);
-            let rounded = (field << mantissa_bits) + significand + round_up;
-            let magnitude = select(rounded < infinity, rounded, infinity);
-            out = sign | magnitude;
+            // Grid bit 0 is worth 2^(scale - 150 - GUARD_BITS).
+            let grid = i32::cast_from(scale) - 150i32 - GUARD_BITS;
+            out = sign | round_magnitude(&total, top, grid, format);
         }
+    }
+    out
+}
+
+/// The highest set bit of the 4-word integer `value` (-1 when it is zero).
+#[cube]
+fn top_bit(value: &Array<u32>) -> i32 {
+    let mut top = i32::new(-1);
+    #[unroll]
+    for i in 0..4u32 {
+        let word = value[i as usize];
+        if word != 0u32 {
+            top = i32::cast_from(i * 32u32 + 31u32 - word.leading_zeros());
+        }
+    }
+    top
+}
+
+/// The magnitude `total * 2^grid` (a non-zero 4-word integer whose highest set bit is `top`)
+/// rounded to nearest even in `format`, as that format's bits without the sign: an infinity
+/// on overflow, a subnormal or zero below the normal range.
+#[cube]
+fn round_magnitude(total: &Array<u32>, top: i32, grid: i32, #[comptime] format: SumFormat) -> u32 {
+    let mantissa_bits = comptime!(format.mantissa_bits());
+    let exponent_bits = comptime!(format.exponent_bits());
+    let infinity = comptime!(((1u32 << exponent_bits) - 1) << mantissa_bits);
+    let min_exponent = comptime!(2i32 - (1i32 << (exponent_bits - 1)));
+    // The exponent of grid bit 0 minus the exponent of the format's smallest subnormal.
+    let offset = grid - min_exponent + comptime!(mantissa_bits as i32);
+    // The grid bit of the result's lowest mantissa bit: `mantissa_bits` below the top, or the
+    // smallest subnormal's.
+    let below_top = top - comptime!(mantissa_bits as i32);
+    let low = select(below_top > -offset, below_top, -offset);
+    let mut significand = total[0usize];
+    let mut round_up = 0u32;
+    if low <= 0i32 {
+        // Exact: every bit fits (the top is then below the mantissa's width).
+        significand <<= u32::cast_from(-low);
+    } else {
+        let low = u32::cast_from(low);
+        significand = bits_from(total, low) & comptime!((1u32 << (mantissa_bits + 1)) - 1);
+        let half = (bits_from(total, low - 1u32) & 1u32) != 0u32;
+        let sticky = any_below(total, low - 1u32);
+        round_up = u32::cast_from(half && (sticky || (significand & 1u32) != 0u32));
+    }
+    // The field of the lowest bit's exponent above the smallest subnormal's, shifted over the
+    // mantissa, plus the significand with its leading one, is the encoding; a carry of the
+    // rounding moves into the exponent, up to infinity.
+    let field = u32::cast_from(low + offset);
+    let rounded = (field << mantissa_bits) + significand + round_up;
+    select(rounded < infinity, rounded, infinity)
+}
+
+/// The product of the `f32` bits `a` and `b` (values of `format`, widened exactly), rounded
+/// once to nearest even in `format`, as that format's bits: the exact product of the two
+/// 24-bit significands is formed with 16-bit limbs, so no runtime's flushing of subnormals
+/// changes it. A NaN operand, or an infinity times a zero, gives the format's positive quiet
+/// NaN.
+#[cube]
+pub fn round_product(a: u32, b: u32, #[comptime] format: SumFormat) -> u32 {
+    let mantissa_bits = comptime!(format.mantissa_bits());
+    let exponent_bits = comptime!(format.exponent_bits());
+    let infinity = comptime!(((1u32 << exponent_bits) - 1) << mantissa_bits);
+    let sign = ((a ^ b) >> 31u32) << comptime!(exponent_bits + mantissa_bits);
+    let (a_exponent, b_exponent) = ((a >> 23u32) & 0xFFu32, (b >> 23u32) & 0xFFu32);
+    let (a_zero, b_zero) = ((a << 1u32) == 0u32, (b << 1u32) == 0u32);
+    let a_special = a_exponent == 0xFFu32;
+    let b_special = b_exponent == 0xFFu32;
+    let a_nan = a_special && (a & 0x7F_FFFFu32) != 0u32;
+    let b_nan = b_special && (b & 0x7F_FFFFu32) != 0u32;
+    let mut out = sign;
+    if a_nan || b_nan || (a_special && b_zero) || (b_special && a_zero) {
+        out = infinity | comptime!(1u32 << (mantissa_bits - 1));
+    } else if a_special || b_special {
+        out = sign | infinity;
+    } else if !a_zero && !b_zero {
+        let a_significand = (a & 0x7F_FFFFu32) | select(a_exponent != 0u32, 0x80_0000u32, 0u32);
+        let b_significand = (b & 0x7F_FFFFu32) | select(b_exponent != 0u32, 0x80_0000u32, 0u32);
+        let (a_high, a_low) = (a_significand >> 16u32, a_significand & 0xFFFFu32);
+        let (b_high, b_low) = (b_significand >> 16u32, b_significand & 0xFFFFu32);
+        // a * b = high * 2^32 + middle * 2^16 + low; `middle` fits 25 bits.
+        let low = a_low * b_low;
+        let middle = a_high * b_low + a_low * b_high;
+        let shifted = middle << 16u32;
+        let word0 = low + shifted;
+        let carry = u32::cast_from(word0 < low);
+        let mut total = Array::<u32>::new(4usize);
+        total[0usize] = word0;
+        total[1usize] = a_high * b_high + (middle >> 16u32) + carry;
+        total[2usize] = 0u32;
+        total[3usize] = 0u32;
+        // Each operand is its significand times 2^(max(exponent, 1) - 150).
+        let a_scale = select(a_exponent > 1u32, a_exponent, 1u32);
+        let b_scale = select(b_exponent > 1u32, b_exponent, 1u32);
+        let grid = i32::cast_from(a_scale + b_scale) - 300i32;
+        out = sign | round_magnitude(&total, top_bit(&total), grid, format);
     }
     out
 }

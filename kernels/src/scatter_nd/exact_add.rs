@@ -81,7 +81,11 @@ fn role(
 /// The `f32` bits of element `index` of `buffer`: typed data, or with `packed` two 16-bit
 /// fields of that format to a `u32` word.
 #[cube]
-fn term_at<T: Numeric>(buffer: &[T], index: usize, #[comptime] packed: Option<SumFormat>) -> u32 {
+pub(super) fn term_at<T: Numeric>(
+    buffer: &[T],
+    index: usize,
+    #[comptime] packed: Option<SumFormat>,
+) -> u32 {
     let mut bits = 0u32;
     if comptime!(packed.is_some()) {
         let word = u32::cast_from(buffer[index / 2usize]);
@@ -96,7 +100,7 @@ fn term_at<T: Numeric>(buffer: &[T], index: usize, #[comptime] packed: Option<Su
 
 /// The `f32` bits of a typed element (`f16` and `bf16` widen exactly).
 #[cube]
-fn typed_term<T: Numeric>(value: T) -> u32 {
+pub(super) fn typed_term<T: Numeric>(value: T) -> u32 {
     u32::reinterpret(f32::cast_from(value))
 }
 

@@ -21,8 +21,10 @@
 //!
 //! - **Deterministic**: a result that depends on the operands alone. `Assign` lists keep only
 //!   their latest row in index order (an atomic maximum); float `Add` sums exactly on integer
-//!   grids with 32-bit atomics and rounds once (`scatter_nd_exact_*`, see `exact_add.rs`); the
-//!   reductions that are exact in any order walk the lists (one per target).
+//!   grids with 32-bit atomics and rounds once (`scatter_nd_exact_*`, see `exact_add.rs`); float
+//!   `Mul` and `f64` `Add` sort the rows by target stably and combine each target's updates in
+//!   index order (`ordered.rs`); the reductions that are exact in any order walk the lists (one
+//!   per target).
 //!
 //! Float `Min`/`Max` rank `-0.0` below `+0.0` and never let a NaN update win, choosing on raw
 //! bits so that no compiler substitutes a `min` instruction: the result does not depend on the
@@ -41,6 +43,7 @@ mod exact_add;
 mod indices;
 mod kernel;
 mod launch;
+mod ordered;
 mod packed;
 mod split;
 
@@ -58,6 +61,10 @@ pub use launch::{
     OutOfRange, ScatterNdData, ScatterNdIndices, ScatterNdLayout, ScatterReduction,
     ScatterStrategy, data_in_words, deterministic_strategy, launch_gather_nd, launch_scatter_nd,
     list_buckets, scatter_strategy,
+};
+pub use ordered::{
+    SORT_RUN, scatter_nd_merge_runs, scatter_nd_ordered_f64, scatter_nd_ordered_packed,
+    scatter_nd_ordered_product, scatter_nd_sort_runs,
 };
 pub use packed::{
     WordKind, scatter_nd_gather_packed, scatter_nd_reduce_lists_packed,

@@ -69,33 +69,6 @@ fn real_dims<'a>(
     Ok(real)
 }
 
-/// Refuses the deterministic float reductions that have no order-free form: `Mul` (a product
-/// of many floats has no exact form of bounded width) and `Add` on `f64` (the exact sum covers
-/// 16- and 32-bit floats). The same on every device, so code that runs on one runs on all.
-fn check_deterministic(input: &Operand<'_>, options: &ScatterNdOptions) -> Result<(), DmlOpsError> {
-    if !options.deterministic || !input.dtype.is_float() {
-        return Ok(());
-    }
-    let detail = match (options.reduction, input.dtype) {
-        (Reduction::Mul, _) => {
-            "deterministic: true with Reduction::Mul on floats: a product of duplicates has no \
-             order-free exact form here, so its bits would depend on timing; use \
-             deterministic: false, or for positive values Add on their logarithms"
-        }
-        (Reduction::Add, DType::F64) => {
-            "deterministic: true with Reduction::Add on F64: the exact, order-free sum covers \
-             F16, BF16 and F32; cast to F32 or use deterministic: false"
-        }
-        _ => return Ok(()),
-    };
-    Err(DmlOpsError::UnsupportedDType {
-        operator: OPERATOR,
-        dtype: input.dtype,
-        device: format!("{:?}", input.device),
-        detail: detail.to_string(),
-    })
-}
-
 /// Checks every rule of the spec; returns the plan to run.
 pub(super) fn check(
     input: &Operand<'_>,
@@ -183,7 +156,6 @@ pub(super) fn check(
 
     check_scatter_data_dtype(OPERATOR, input.device, input.dtype, options.reduction)?;
     check_index_dtype(OPERATOR, input.device, indices.dtype)?;
-    check_deterministic(input, options)?;
     Ok(Plan {
         real_input: real_input.to_vec(),
         k,

@@ -98,9 +98,8 @@ pub trait ScatterNdExt<const D: usize, K: burn::tensor::kind::Basic> {
     /// `OutOfBounds::Error`) an index tuple is out of range; [`DmlOpsError::UnsupportedDType`]
     /// for a quantized tensor, a reduction on a 32- or 64-bit dtype the device stores but has
     /// no arithmetic for, `Add`/`Mul` on f64 where the device cannot store it (OpenGL, which
-    /// holds such data as 32-bit word pairs: `Assign`, `Min` and `Max` work there), or with
-    /// `deterministic`, float `Mul` and f64 `Add` (no order-free form; every device). Every
-    /// other Int and Float dtype runs, with indices of every Int dtype.
+    /// holds such data as 32-bit word pairs: `Assign`, `Min` and `Max` work there). Every other
+    /// Int and Float dtype runs, with indices of every Int dtype.
     ///
     /// # Panics
     ///

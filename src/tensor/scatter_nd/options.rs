@@ -22,8 +22,10 @@ pub struct ScatterNdOptions {
     /// (ONNX's reference loop); float `Add` (f16, bf16, f32) sums each element's value and
     /// updates exactly and rounds once, so it is never less accurate than adding them in index
     /// order (exact while the terms lie within 72 binades of the largest; smaller bits are
-    /// dropped). Integer reductions and `Min`/`Max` are exact in any order already. Float `Mul`
-    /// and `f64` `Add` have no order-free form here: an error. Default `false`: faster, but
-    /// float sums and the `Assign` winner depend on the order the hardware applies duplicates.
+    /// dropped). Float `Mul` (and `f64` `Add`) combines the updates in index order, each product
+    /// rounded once, as a loop over the rows would (NaN results are the type's canonical quiet
+    /// NaN). Integer reductions and `Min`/`Max` are exact in any order already. Default `false`:
+    /// faster, but float sums and products and the `Assign` winner depend on the order the
+    /// hardware applies duplicates.
     pub deterministic: bool,
 }

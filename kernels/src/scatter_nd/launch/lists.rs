@@ -7,6 +7,7 @@ use cubecl::prelude::*;
 use cubecl::server::Handle;
 
 use super::indices::{BoundIndices, dims_arg};
+use super::ordered::{launch_ordered, ordered_step};
 use super::strategy::{DataBinding, selection_bits};
 use crate::launch::elementwise_geometry;
 use crate::scatter_nd::{
@@ -241,6 +242,10 @@ pub(super) unsafe fn launch_lists(
             deterministic && op.is_none(),
             indices.elem,
         ));
+        if let Some(step) = ordered_step(binding, op).filter(|_| deterministic) {
+            launch_ordered(client, lists, &row_targets, step);
+            return;
+        }
         let heads_arg = || BufferArg::from_raw_parts(heads.clone(), lists_len);
         let next_arg = || BufferArg::from_raw_parts(next.clone(), rows);
         let targets_arg = || BufferArg::from_raw_parts(row_targets.clone(), rows);

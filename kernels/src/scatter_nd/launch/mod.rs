@@ -3,6 +3,7 @@
 mod checks;
 mod indices;
 mod lists;
+mod ordered;
 mod strategy;
 
 use crate::capture::launch_unchecked;
@@ -19,6 +20,7 @@ pub use self::strategy::{
 use self::checks::{Sizes, sizes};
 use self::indices::{BoundIndices, bound_indices, check_indices, dims_arg};
 use self::lists::{ListsLaunch, exact_sum_format, launch_lists};
+use self::ordered::ordered_step;
 use self::strategy::{DataBinding, atomic_supports, data_binding};
 use crate::KernelError;
 use crate::launch::{elementwise_geometry, require_len, require_word_aligned};
@@ -209,12 +211,12 @@ pub fn launch_scatter_nd(
         (ScatterStrategy::Atomic, DataBinding::Typed(elem), Some(op)) => {
             atomic_supports(client, elem, op)
         }
-        // Float `Mul` and `f64` `Add` have no order-free form (the exact sum is for 16- and
-        // 32-bit floats).
+        // Float `Add` sums exactly (16- and 32-bit floats); float `Mul` and `f64` `Add`
+        // combine in index order.
         (ScatterStrategy::Deterministic, _, Some(ReduceOp::Add | ReduceOp::Mul))
             if matches!(data_elem, ElemType::Float(_)) =>
         {
-            exact_sum_format(binding, op).is_some()
+            exact_sum_format(binding, op).is_some() || ordered_step(binding, op).is_some()
         }
         (strategy, _, _) => strategy.uses_lists(),
     };

@@ -59,9 +59,8 @@ impl ScatterStrategy {
 /// The strategy for a scatter whose result must not depend on timing:
 /// [`ScatterStrategy::Deterministic`] for `Assign` and float `Add`/`Mul`, whose other
 /// strategies combine duplicates in arrival order, and [`scatter_strategy`]'s choice for the
-/// reductions that are exact in any order (integers, `Min`, `Max`). The launcher refuses
-/// float `Mul` and `f64` `Add` with it ([`KernelError::InvalidPlan`]): they have no order-free
-/// form, and no racy strategy stands in for them.
+/// reductions that are exact in any order (integers, `Min`, `Max`). With it float `Add` sums
+/// exactly (16- and 32-bit floats), and float `Mul` and `f64` `Add` combine in index order.
 pub fn deterministic_strategy(
     client: &Client,
     data_elem: ElemType,

@@ -1,0 +1,259 @@
+//! Deterministic float `Mul`, and `f64` `Add`/`Mul` ([`ScatterStrategy::Deterministic`]
+//! (super::ScatterStrategy)): duplicates combine in index order, as the host loop applies them.
+//!
+//! The rows are sorted by target, stably, so that each target's rows stay in index order:
+//! [`scatter_nd_sort_runs`] ranks every row within its run of [`SORT_RUN`] rows, then
+//! [`scatter_nd_merge_runs`] merges pairs of sorted runs (each row finds its place in the other
+//! run by binary search), doubling their width until one run holds every row. Then one unit per
+//! sorted position and column, the one at each target's first sorted row, walks the target's
+//! rows in order ([`scatter_nd_ordered_product`], its packed form, or
+//! [`scatter_nd_ordered_f64`]), at most `span` rows per
+//! launch: the launcher resumes long walks in further launches, since CPU drivers (llvmpipe) end
+//! a shader's loops after 65,535 iterations in all. Every other loop is bounded by a constant.
+//!
+//! 16- and 32-bit floats multiply with integer arithmetic ([`round_product`]), rounding each
+//! step once to nearest even, so no runtime's flushing of subnormals changes the bits; `f64`
+//! uses the runtime's own arithmetic, and any NaN result becomes the canonical quiet NaN.
+
+use cubecl::prelude::*;
+
+use super::exact::{SumFormat, round_product};
+use super::exact_add::{term_at, typed_term, widen};
+use super::indices::SKIPPED;
+use super::kernel::ReduceOp;
+
+/// Rows sorted together by [`scatter_nd_sort_runs`] before the merges.
+pub const SORT_RUN: usize = 256;
+
+/// Sort, step 1, one unit per row: the row's rank within its run of [`SORT_RUN`] rows by
+/// target (ties by row), so that `order` holds each run's rows sorted stably. Skipped rows
+/// (the largest key) sort last.
+#[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
+pub fn scatter_nd_sort_runs(order: &mut [u32], targets: &[u32], rows: usize) {
+    let row = ABSOLUTE_POS;
+    if row >= rows {
+        terminate!();
+    }
+    let start = row - row % SORT_RUN;
+    let end = select(start + SORT_RUN < rows, start + SORT_RUN, rows);
+    let key = targets[row];
+    let mut rank = 0usize;
+    let mut other = start;
+    while other < end {
+        let other_key = targets[other];
+        if other_key < key || (other_key == key && other < row) {
+            rank += 1usize;
+        }
+        other += 1usize;
+    }
+    order[start + rank] = row as u32;
+}
+
+/// Sort, step 2, one unit per position of `order` (runs of `width` sorted rows): merges each
+/// pair of runs into `merged`. A row's place is its position in its run plus the rows of the
+/// other run that go before it: those with a smaller target, and from the left run those with
+/// an equal one, so that equal targets keep index order.
+#[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
+pub fn scatter_nd_merge_runs(
+    merged: &mut [u32],
+    order: &[u32],
+    targets: &[u32],
+    rows: usize,
+    width: usize,
+) {
+    let position = ABSOLUTE_POS;
+    if position >= rows {
+        terminate!();
+    }
+    let row = order[position];
+    let key = targets[row as usize];
+    let run = position / width;
+    let left = (run & 1usize) == 0usize;
+    let pair_start = (run - (run & 1usize)) * width;
+    let other_start = select(left, pair_start + width, pair_start);
+    let other_end = other_start + width;
+    let mut low = select(other_start < rows, other_start, rows);
+    let mut high = select(other_end < rows, other_end, rows);
+    let base = low;
+    while low < high {
+        let middle = low + (high - low) / 2usize;
+        let other_key = targets[order[middle] as usize];
+        if other_key < key || (!left && other_key == key) {
+            low = middle + 1usize;
+        } else {
+            high = middle;
+        }
+    }
+    merged[pair_start + (position - run * width) + (low - base)] = row;
+}
+
+/// Where the walk of the unit at `position` (sorted position `position / slice`) runs in this
+/// launch: its target, the first and one past the last sorted position to take, and whether
+/// it walks at all: only the unit at its target's first sorted row does, and only while the
+/// target has rows from `first` (duplicates already taken by earlier launches) on.
+#[cube]
+fn walk_range(
+    order: &[u32],
+    targets: &[u32],
+    position: usize,
+    slice: usize,
+    rows: usize,
+    first: usize,
+    span: usize,
+) -> (u32, usize, usize, bool) {
+    let sorted = position / slice;
+    let key = targets[order[sorted] as usize];
+    let mut active = key != SKIPPED;
+    if sorted > 0usize {
+        active = active && targets[order[sorted - 1usize] as usize] != key;
+    }
+    let start = sorted + first;
+    active = active && start < rows;
+    let mut end = start;
+    if active {
+        active = targets[order[start] as usize] == key;
+    }
+    if active {
+        // The target's rows end where a larger key starts: at once for a row that is not
+        // followed by its target (no duplicates left), else by binary search over the keys.
+        let mut low = start + 1usize;
+        let mut high = rows;
+        if low < rows && targets[order[low] as usize] != key {
+            high = low;
+        }
+        while low < high {
+            let middle = low + (high - low) / 2usize;
+            if targets[order[middle] as usize] == key {
+                low = middle + 1usize;
+            } else {
+                high = middle;
+            }
+        }
+        end = select(low - start < span, low, start + span);
+    }
+    (key, start, end, active)
+}
+
+/// Walks, typed 16- and 32-bit floats (`Mul`): the unit at each target's first sorted row, per
+/// column, multiplies the target element by the updates of rows `start..end` of the target's
+/// sorted rows, in order, as `f32` bits rounded to `format` each step ([`round_product`]).
+#[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
+pub fn scatter_nd_ordered_product<T: Numeric>(
+    output: &mut [T],
+    updates: &[T],
+    order: &[u32],
+    targets: &[u32],
+    slice: usize,
+    units: usize,
+    rows: usize,
+    first: usize,
+    span: usize,
+    #[comptime] format: SumFormat,
+    #[define(T)] _data: ElemType,
+) {
+    let position = ABSOLUTE_POS;
+    if position >= units {
+        terminate!();
+    }
+    let (key, start, end, active) = walk_range(order, targets, position, slice, rows, first, span);
+    if !active {
+        terminate!();
+    }
+    let col = position % slice;
+    let element = key as usize * slice + col;
+    let mut acc = typed_term::<T>(output[element]);
+    let mut sorted = start;
+    while sorted < end {
+        let row = order[sorted] as usize;
+        let bits = round_product(acc, typed_term::<T>(updates[row * slice + col]), format);
+        acc = u32::reinterpret(widen(bits, format));
+        sorted += 1usize;
+    }
+    output[element] = T::cast_from(f32::reinterpret(acc));
+}
+
+/// Walks, `f64` (`Add` or `Mul`): as [`scatter_nd_ordered_product`], in the runtime's `f64`
+/// arithmetic; a NaN result is written as the canonical quiet NaN.
+#[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
+pub fn scatter_nd_ordered_f64(
+    output: &mut [f64],
+    updates: &[f64],
+    order: &[u32],
+    targets: &[u32],
+    slice: usize,
+    units: usize,
+    rows: usize,
+    first: usize,
+    span: usize,
+    #[comptime] op: ReduceOp,
+) {
+    let position = ABSOLUTE_POS;
+    if position >= units {
+        terminate!();
+    }
+    let (key, start, end, active) = walk_range(order, targets, position, slice, rows, first, span);
+    if !active {
+        terminate!();
+    }
+    let col = position % slice;
+    let element = key as usize * slice + col;
+    let mut acc = output[element];
+    let mut sorted = start;
+    while sorted < end {
+        let value = updates[order[sorted] as usize * slice + col];
+        if comptime!(op == ReduceOp::Mul) {
+            acc *= value;
+        } else {
+            acc += value;
+        }
+        sorted += 1usize;
+    }
+    if acc.is_nan() {
+        acc = f64::reinterpret(0x7FF8_0000_0000_0000u64);
+    }
+    output[element] = acc;
+}
+
+/// Walks, `f16`/`bf16` packed two to a `u32` word (`Mul`): as [`scatter_nd_ordered_product`], and the unit XORs the change of its field into the word, which leaves the other
+/// field as its own unit sets it.
+#[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
+pub fn scatter_nd_ordered_packed(
+    output: &mut [Atomic<u32>],
+    updates: &[u32],
+    order: &[u32],
+    targets: &[u32],
+    slice: usize,
+    units: usize,
+    rows: usize,
+    first: usize,
+    span: usize,
+    #[comptime] format: SumFormat,
+) {
+    let position = ABSOLUTE_POS;
+    if position >= units {
+        terminate!();
+    }
+    let (key, start, end, active) = walk_range(order, targets, position, slice, rows, first, span);
+    if !active {
+        terminate!();
+    }
+    let col = position % slice;
+    let element = key as usize * slice + col;
+    let word = element / 2usize;
+    let shift = ((element % 2usize) as u32) * 16u32;
+    // Only this unit writes this field during the launch, so the load sees its current bits.
+    let old = (output[word].load() >> shift) & 0xFFFFu32;
+    let mut acc = u32::reinterpret(widen(old, format));
+    let mut bits = old;
+    let mut sorted = start;
+    while sorted < end {
+        let row = order[sorted] as usize;
+        let update = term_at::<u32>(updates, row * slice + col, comptime!(Some(format)));
+        bits = round_product(acc, update, format);
+        acc = u32::reinterpret(widen(bits, format));
+        sorted += 1usize;
+    }
+    if bits != old {
+        output[word].fetch_xor((bits ^ old) << shift);
+    }
+}
