@@ -387,8 +387,15 @@ fn same_values(a: &[f64], b: &[f64]) -> bool {
 #[test]
 fn float_mul_multiplies_in_index_order() {
     let (targets, slice, rows) = (21usize, 8usize, 3000usize);
+    let mut out_of_range = Stream(19);
+    // Tuples from -2 * targets to 2 * targets: half wrap or land, the rest are skipped.
+    let scattered: Vec<i64> = (0..rows)
+        .map(|_| out_of_range.below(4 * targets as u64) as i64 - 2 * targets as i64)
+        .collect();
     for dtype in [DType::F32, DType::F16, DType::BF16] {
-        for (name, tuples) in patterns(rows, targets, 13) {
+        let mut cases = patterns(rows, targets, 13);
+        cases.push(("skipped tuples", scattered.clone()));
+        for (name, tuples) in cases {
             let mut stream = Stream(17);
             let round = |v: f32| fit(dtype, f64::from(v)) as f32;
             let factor = |stream: &mut Stream| {
@@ -486,22 +493,21 @@ fn mul_special_values_give_flex_bits() {
     }
 }
 
-/// One element multiplied 70,000 times: more than CPU drivers let one shader loop run, so the
-/// walk resumes over launches there; the exact power of two the factors make.
+/// Long walks: one element multiplied 70,000 times, and two targets of two columns 40,000 times
+/// each (as many long walks as the resumed launches have room for). More than CPU drivers let
+/// one shader loop run, so the walks resume over launches there; exact powers of two.
 #[test]
-fn one_element_multiplied_70000_times() {
+fn elements_multiplied_more_than_65535_times() {
+    let factor = |r: usize| match r % 1000 {
+        0 => 2.0,
+        500 => 0.25,
+        _ => 1.0,
+    };
     let rows = 70_000usize;
-    let updates: Vec<f32> = (0..rows)
-        .map(|r| match r % 1000 {
-            0 => 2.0,
-            500 => 0.25,
-            _ => 1.0,
-        })
-        .collect();
-    let tuples = vec![1i64; rows];
+    let updates: Vec<f32> = (0..rows).map(factor).collect();
     let result = same_everywhere(
         &[1.0, 1.0, 1.0],
-        &tuples,
+        &vec![1i64; rows],
         &updates,
         1,
         DType::F32,
@@ -511,6 +517,29 @@ fn one_element_multiplied_70000_times() {
     );
     // 70 each of 2 and 1/4.
     assert_eq!(values(&result), vec![1.0, 2f64.powi(-70), 1.0]);
+
+    let rows = 80_000usize;
+    let tuples: Vec<i64> = (0..rows).map(|r| 2 * (r % 2) as i64).collect();
+    // Column 0 of target 0 (even rows) and column 1 of target 2 (odd rows) take the factors.
+    let updates: Vec<f32> = (0..rows)
+        .flat_map(|r| match r % 2 {
+            0 => [factor(r / 2), 1.0],
+            _ => [1.0, factor(r / 2 + 250)],
+        })
+        .collect();
+    let result = same_everywhere(
+        &[1.0; 6],
+        &tuples,
+        &updates,
+        2,
+        DType::F32,
+        Reduction::Mul,
+        2,
+        "two long walks of two columns",
+    );
+    // 40 each of 2 and 1/4 in one column of each target.
+    let low = 2f64.powi(-40);
+    assert_eq!(values(&result), vec![low, 1.0, 1.0, 1.0, 1.0, low]);
 }
 
 /// `f64` `Add` and `Mul` in index order with NaN made canonical, on every device that computes

@@ -1,5 +1,6 @@
-//! Deterministic float `Mul`, and `f64` `Add`/`Mul` ([`ScatterStrategy::Deterministic`]
-//! (super::ScatterStrategy)): duplicates combine in index order, as the host loop applies them.
+//! Deterministic float `Mul`, and `f64` `Add`/`Mul`
+//! ([`ScatterStrategy::Deterministic`](super::ScatterStrategy)): duplicates combine in index
+//! order, as the host loop applies them.
 //!
 //! The rows are sorted by target, stably, so that each target's rows stay in index order:
 //! [`scatter_nd_sort_runs`] ranks every row within its run of [`SORT_RUN`] rows, then
@@ -7,9 +8,10 @@
 //! run by binary search), doubling their width until one run holds every row. Then one unit per
 //! sorted position and column, the one at each target's first sorted row, walks the target's
 //! rows in order ([`scatter_nd_ordered_product`], its packed form, or
-//! [`scatter_nd_ordered_f64`]), at most `span` rows per
-//! launch: the launcher resumes long walks in further launches, since CPU drivers (llvmpipe) end
-//! a shader's loops after 65,535 iterations in all. Every other loop is bounded by a constant.
+//! [`scatter_nd_ordered_f64`]), at most `span` rows per launch, since CPU drivers (llvmpipe) end
+//! a shader's loops after 65,535 iterations in all. In the first launch a walk that goes on past
+//! its span lists its unit in `pending`; the launcher's further launches (`resume`) run only the
+//! listed units, each taking the next `span` rows. Every other loop is bounded by a constant.
 //!
 //! 16- and 32-bit floats multiply with integer arithmetic ([`round_product`]), rounding each
 //! step once to nearest even, so no runtime's flushing of subnormals changes the bits; `f64`
@@ -100,7 +102,7 @@ fn walk_range(
     rows: usize,
     first: usize,
     span: usize,
-) -> (u32, usize, usize, bool) {
+) -> (u32, usize, usize, bool, bool) {
     let sorted = position / slice;
     let key = targets[order[sorted] as usize];
     let mut active = key != SKIPPED;
@@ -110,6 +112,7 @@ fn walk_range(
     let start = sorted + first;
     active = active && start < rows;
     let mut end = start;
+    let mut more = false;
     if active {
         active = targets[order[start] as usize] == key;
     }
@@ -130,8 +133,41 @@ fn walk_range(
             }
         }
         end = select(low - start < span, low, start + span);
+        more = low > end;
     }
-    (key, start, end, active)
+    (key, start, end, active, more)
+}
+
+/// The update element of this launch's unit and whether it has one: `ABSOLUTE_POS` below
+/// `units`, or with `resume` the `ABSOLUTE_POS`-th unit the previous launch listed in `pending`
+/// (`pending_count` of them).
+#[cube]
+fn unit_position(
+    pending_count: &mut [Atomic<u32>],
+    pending: &mut [u32],
+    units: usize,
+    #[comptime] resume: bool,
+) -> (usize, bool) {
+    let mut position = ABSOLUTE_POS;
+    let mut listed = position < units;
+    if comptime!(resume) {
+        listed =
+            position < pending.len() && u32::cast_from(position) < pending_count[0usize].load();
+        if listed {
+            position = pending[position] as usize;
+        }
+    }
+    (position, listed)
+}
+
+/// Lists the unit at `position`, whose walk goes on past this launch, for the next launch.
+#[cube]
+fn list_pending(pending_count: &mut [Atomic<u32>], pending: &mut [u32], position: usize) {
+    let slot = pending_count[0usize].fetch_add(1u32) as usize;
+    // The launcher sizes `pending` for every walk that can go on, so the guard never drops one.
+    if slot < pending.len() {
+        pending[slot] = position as u32;
+    }
 }
 
 /// Walks, typed 16- and 32-bit floats (`Mul`): the unit at each target's first sorted row, per
@@ -143,19 +179,28 @@ pub fn scatter_nd_ordered_product<T: Numeric>(
     updates: &[T],
     order: &[u32],
     targets: &[u32],
+    pending_count: &mut [Atomic<u32>],
+    pending: &mut [u32],
     slice: usize,
     units: usize,
     rows: usize,
     first: usize,
     span: usize,
+    #[comptime] resume: bool,
     #[comptime] format: SumFormat,
     #[define(T)] _data: ElemType,
 ) {
-    let position = ABSOLUTE_POS;
-    if position >= units {
+    let (position, listed) = unit_position(pending_count, pending, units, resume);
+    if !listed {
         terminate!();
     }
-    let (key, start, end, active) = walk_range(order, targets, position, slice, rows, first, span);
+    let (key, start, end, active, more) =
+        walk_range(order, targets, position, slice, rows, first, span);
+    // Launch 0 lists every walk that goes on; the list serves every later launch, whose
+    // walks end (inactive) once their target has no rows left.
+    if more && comptime!(!resume) {
+        list_pending(pending_count, pending, position);
+    }
     if !active {
         terminate!();
     }
@@ -180,18 +225,27 @@ pub fn scatter_nd_ordered_f64(
     updates: &[f64],
     order: &[u32],
     targets: &[u32],
+    pending_count: &mut [Atomic<u32>],
+    pending: &mut [u32],
     slice: usize,
     units: usize,
     rows: usize,
     first: usize,
     span: usize,
+    #[comptime] resume: bool,
     #[comptime] op: ReduceOp,
 ) {
-    let position = ABSOLUTE_POS;
-    if position >= units {
+    let (position, listed) = unit_position(pending_count, pending, units, resume);
+    if !listed {
         terminate!();
     }
-    let (key, start, end, active) = walk_range(order, targets, position, slice, rows, first, span);
+    let (key, start, end, active, more) =
+        walk_range(order, targets, position, slice, rows, first, span);
+    // Launch 0 lists every walk that goes on; the list serves every later launch, whose
+    // walks end (inactive) once their target has no rows left.
+    if more && comptime!(!resume) {
+        list_pending(pending_count, pending, position);
+    }
     if !active {
         terminate!();
     }
@@ -222,18 +276,27 @@ pub fn scatter_nd_ordered_packed(
     updates: &[u32],
     order: &[u32],
     targets: &[u32],
+    pending_count: &mut [Atomic<u32>],
+    pending: &mut [u32],
     slice: usize,
     units: usize,
     rows: usize,
     first: usize,
     span: usize,
+    #[comptime] resume: bool,
     #[comptime] format: SumFormat,
 ) {
-    let position = ABSOLUTE_POS;
-    if position >= units {
+    let (position, listed) = unit_position(pending_count, pending, units, resume);
+    if !listed {
         terminate!();
     }
-    let (key, start, end, active) = walk_range(order, targets, position, slice, rows, first, span);
+    let (key, start, end, active, more) =
+        walk_range(order, targets, position, slice, rows, first, span);
+    // Launch 0 lists every walk that goes on; the list serves every later launch, whose
+    // walks end (inactive) once their target has no rows left.
+    if more && comptime!(!resume) {
+        list_pending(pending_count, pending, position);
+    }
     if !active {
         terminate!();
     }

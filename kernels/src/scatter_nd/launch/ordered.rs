@@ -10,8 +10,9 @@ use super::lists::ListsLaunch;
 use super::strategy::DataBinding;
 use crate::launch::{elementwise_geometry, has_planes};
 use crate::scatter_nd::{
-    ReduceOp, SORT_RUN, SumFormat, WordKind, scatter_nd_merge_runs, scatter_nd_ordered_f64,
-    scatter_nd_ordered_packed, scatter_nd_ordered_product, scatter_nd_sort_runs,
+    ReduceOp, SORT_RUN, SumFormat, WordKind, scatter_nd_clear, scatter_nd_merge_runs,
+    scatter_nd_ordered_f64, scatter_nd_ordered_packed, scatter_nd_ordered_product,
+    scatter_nd_sort_runs,
 };
 
 /// Which walk a deterministic reduction takes to combine in index order.
@@ -85,9 +86,9 @@ pub(super) unsafe fn launch_ordered(
     let orders = [(); 2].map(|_| client.empty(rows * size_of::<u32>()));
     // SAFETY (every launch): the order buffers and `row_targets` hold `rows` u32; the sort
     // kernels guard their unit against `rows` and place each row below `rows` (a rank within
-    // its pair of runs); the walks guard against `units`, read sorted positions below `rows`
-    // and write target elements below `output_len` (targets below `targets`, as the caller
-    // checked).
+    // its pair of runs); the walks guard against `units` (or `capacity`, listing and reading
+    // `pending` below its length), read sorted positions below `rows` and write target
+    // elements below `output_len` (targets below `targets`, as the caller checked).
     unsafe {
         let order_arg = |k: usize| BufferArg::from_raw_parts(orders[k].clone(), rows);
         let targets_arg = || BufferArg::from_raw_parts(row_targets.clone(), rows);
@@ -119,9 +120,28 @@ pub(super) unsafe fn launch_ordered(
             width *= 2;
         }
         let span = if has_planes(client) { rows } else { CPU_SPAN };
-        let (cubes, dim) = elementwise_geometry(client, units);
+        // Walks longer than `span` have more than `span` rows each: at most `units / span`
+        // units list one. Their count starts at zero where any can.
+        let capacity = (units / span).max(1);
+        let pending_count = client.empty(size_of::<u32>());
+        let pending = client.empty(capacity * size_of::<u32>());
+        if span < rows {
+            let (cubes, dim) = elementwise_geometry(client, 1);
+            launch_unchecked!(scatter_nd_clear(
+                client,
+                cubes,
+                dim,
+                address,
+                BufferArg::from_raw_parts(pending_count.clone(), 1),
+                1,
+            ));
+        }
         for first in (0..rows).step_by(span) {
+            let resume = first > 0;
+            let (cubes, dim) = elementwise_geometry(client, if resume { capacity } else { units });
             let order = order_arg(sorted);
+            let pending_count = BufferArg::from_raw_parts(pending_count.clone(), 1);
+            let pending = BufferArg::from_raw_parts(pending.clone(), capacity);
             match step {
                 OrderedStep::PackedProduct(format) => {
                     launch_unchecked!(scatter_nd_ordered_packed(
@@ -133,11 +153,14 @@ pub(super) unsafe fn launch_ordered(
                         BufferArg::from_raw_parts(updates.clone(), units.div_ceil(2)),
                         order,
                         targets_arg(),
+                        pending_count,
+                        pending,
                         slice,
                         units,
                         rows,
                         first,
                         span,
+                        resume,
                         format,
                     ));
                 }
@@ -151,11 +174,14 @@ pub(super) unsafe fn launch_ordered(
                         BufferArg::from_raw_parts(updates.clone(), units),
                         order,
                         targets_arg(),
+                        pending_count,
+                        pending,
                         slice,
                         units,
                         rows,
                         first,
                         span,
+                        resume,
                         format,
                         elem,
                     ));
@@ -170,11 +196,14 @@ pub(super) unsafe fn launch_ordered(
                         BufferArg::from_raw_parts(updates.clone(), units),
                         order,
                         targets_arg(),
+                        pending_count,
+                        pending,
                         slice,
                         units,
                         rows,
                         first,
                         span,
+                        resume,
                         op,
                     ));
                 }
