@@ -41,7 +41,7 @@ use common::{INTEGERS, WIDTHS};
 use cuda::{CapturedSource, Nvrtc, Resources, Types, sm90_properties};
 
 /// Every `#[cube(launch_unchecked)]` kernel function of the crate.
-const KERNELS: [&str; 36] = [
+const KERNELS: [&str; 38] = [
     "bit_count_kernel",
     "bit_count_words_kernel",
     "compress_gather_packed",
@@ -78,6 +78,8 @@ const KERNELS: [&str; 36] = [
     "scatter_nd_segment_lists_packed",
     "scatter_nd_segment_lists_split",
     "scatter_nd_sort_runs",
+    "scatter_nd_sorted_sum",
+    "scatter_nd_sorted_sum_packed",
 ];
 
 /// Every element type the CUDA runtime binds that the operators take.
@@ -233,6 +235,7 @@ fn launch_every_scatter(client: &Client) {
         ScatterStrategy::Lists,
         ScatterStrategy::SegmentedLists,
         ScatterStrategy::Deterministic,
+        ScatterStrategy::SortedDeterministic,
     ];
     let index_i32 = ElemType::Int(IntKind::I32);
     for elem in every_elem() {
@@ -376,6 +379,8 @@ fn every_kernel(client: &Client) -> BTreeMap<String, CapturedSource> {
                 "scatter_nd_ordered_product",
                 "scatter_nd_ordered_packed",
                 "scatter_nd_ordered_f64",
+                "scatter_nd_sorted_sum",
+                "scatter_nd_sorted_sum_packed",
                 "scatter_nd_reduce_lists_split",
                 "scatter_nd_segment_lists_packed",
                 "scatter_nd_segment_lists_split",

@@ -702,3 +702,73 @@ fn deterministic_packed_data_matches_the_host() {
         "u8 Assign: the latest duplicate lands"
     );
 }
+
+/// Deterministic `Add` by both of its strategies, scratch and atomics or walks along sorted
+/// rows (which CPU drivers take): on f32 and on 16-bit floats (packed where the runtime cannot
+/// bind them), two targets of 20,000 rows each (longer than a walk's span on CPU drivers, so
+/// the walks resume over launches), the same bits as each other and as the correctly rounded
+/// sum, exact in f64 here.
+#[test]
+fn deterministic_add_strategies_agree() {
+    let Some(client) = client() else { return };
+    let (rows, len, slice) = (40_000usize, 3usize, 2usize);
+    let indices: Vec<i32> = (0..rows as i32).map(|r| 2 * (r % 2)).collect();
+    let reduction = ScatterReduction::Reduce(ReduceOp::Add);
+    for elem in [
+        ElemType::Float(FloatKind::F32),
+        ElemType::Float(FloatKind::F16),
+        ElemType::Float(FloatKind::BF16),
+    ] {
+        let width = elem.size();
+        let encode = |v: f64| match elem {
+            ElemType::Float(FloatKind::F32) => (v as f32).to_bits(),
+            ElemType::Float(FloatKind::F16) => u32::from(f16::from_f32(odd_f32(v)).to_bits()),
+            _ => u32::from(bf16::from_f32(odd_f32(v)).to_bits()),
+        };
+        // Multiples of 1/16 below 4 in magnitude: exact in every format, and their sums in f64.
+        let value = |i: usize| ((i * 37 % 101) as f64 - 50.0) / 16.0;
+        let mut values = vec![0u8; len * slice * width];
+        let mut updates = vec![0u8; rows * slice * width];
+        let mut sums: Vec<f64> = (0..len * slice).map(value).collect();
+        for (i, &v) in sums.iter().enumerate() {
+            set_element(&mut values, i, width, encode(v));
+        }
+        for (row, &target) in indices.iter().enumerate() {
+            for col in 0..slice {
+                let v = value(row * slice + col + 3);
+                set_element(&mut updates, row * slice + col, width, encode(v));
+                sums[target as usize * slice + col] += v;
+            }
+        }
+        let mut buffer = values.clone();
+        buffer.resize(values.len() + 4, GUARD_BYTE);
+        let mut results = Vec::new();
+        for strategy in [
+            ScatterStrategy::Deterministic,
+            ScatterStrategy::SortedDeterministic,
+        ] {
+            let (result, used) = Scatter {
+                dims: vec![len],
+                slice,
+                strategy: Some(strategy),
+                ..Scatter::new(elem, &buffer, &indices, &updates, reduction)
+            }
+            .run(&client)
+            .unwrap();
+            assert_eq!(used, strategy);
+            for (i, &sum) in sums.iter().enumerate() {
+                assert_eq!(
+                    element(&result, i, width),
+                    encode(sum),
+                    "{elem} {strategy:?}: element {i} is not the correctly rounded sum {sum}"
+                );
+            }
+            assert!(
+                result[values.len()..].iter().all(|&b| b == GUARD_BYTE),
+                "{elem} {strategy:?}: guard bytes"
+            );
+            results.push(result);
+        }
+        assert_eq!(results[0], results[1], "{elem}: the strategies differ");
+    }
+}

@@ -3,7 +3,7 @@
 //! outside the buffers (skipped or clamped), and reductions apply every duplicate update.
 //! [`launch_gather_nd`] is its adjoint for the backward pass: the slices the tuples address.
 //!
-//! Four strategies ([`ScatterStrategy`]), chosen by [`scatter_strategy`] and passed to
+//! The strategies ([`ScatterStrategy`]), chosen by [`scatter_strategy`] and passed to
 //! [`launch_scatter_nd`]:
 //!
 //! - **Store** (`Assign`): one unit per update element stores it; with duplicate tuples each
@@ -21,10 +21,12 @@
 //!
 //! - **Deterministic**: a result that depends on the operands alone. `Assign` lists keep only
 //!   their latest row in index order (an atomic maximum); float `Add` sums exactly on integer
-//!   grids with 32-bit atomics and rounds once (`scatter_nd_exact_*`, see `exact_add.rs`); float
-//!   `Mul` and `f64` `Add` sort the rows by target stably and combine each target's updates in
-//!   index order (`ordered.rs`); the reductions that are exact in any order walk the lists (one
-//!   per target).
+//!   grids with 32-bit atomics and rounds once (`scatter_nd_exact_*`, see `exact_add.rs`), or
+//!   with [`ScatterStrategy::SortedDeterministic`] (CPU drivers) the same sum along rows sorted
+//!   by target (`scatter_nd_sorted_sum`, see `sorted_sum.rs`); float `Mul` and `f64` `Add` sort
+//!   the rows by target stably and combine each target's updates in index order
+//!   (`ordered.rs`); the reductions that are exact in any order walk the lists (one per
+//!   target).
 //!
 //! Float `Min`/`Max` rank `-0.0` below `+0.0` and never let a NaN update win, choosing on raw
 //! bits so that no compiler substitutes a `min` instruction: the result does not depend on the
@@ -45,6 +47,7 @@ mod kernel;
 mod launch;
 mod ordered;
 mod packed;
+mod sorted_sum;
 mod split;
 
 pub use exact::SumFormat;
@@ -70,4 +73,5 @@ pub use packed::{
     WordKind, scatter_nd_gather_packed, scatter_nd_reduce_lists_packed,
     scatter_nd_segment_lists_packed,
 };
+pub use sorted_sum::{SortedSumStep, scatter_nd_sorted_sum, scatter_nd_sorted_sum_packed};
 pub use split::{scatter_nd_reduce_lists_split, scatter_nd_segment_lists_split};

@@ -94,7 +94,7 @@ pub fn scatter_nd_merge_runs(
 /// it walks at all: only the unit at its target's first sorted row does, and only while the
 /// target has rows from `first` (duplicates already taken by earlier launches) on.
 #[cube]
-fn walk_range(
+pub(super) fn walk_range(
     order: &[u32],
     targets: &[u32],
     position: usize,
@@ -142,7 +142,7 @@ fn walk_range(
 /// `units`, or with `resume` the `ABSOLUTE_POS`-th unit the previous launch listed in `pending`
 /// (`pending_count` of them).
 #[cube]
-fn unit_position(
+pub(super) fn unit_position(
     pending_count: &mut [Atomic<u32>],
     pending: &mut [u32],
     units: usize,
@@ -161,13 +161,19 @@ fn unit_position(
 }
 
 /// Lists the unit at `position`, whose walk goes on past this launch, for the next launch.
+/// Returns its slot in the list.
 #[cube]
-fn list_pending(pending_count: &mut [Atomic<u32>], pending: &mut [u32], position: usize) {
+pub(super) fn list_pending(
+    pending_count: &mut [Atomic<u32>],
+    pending: &mut [u32],
+    position: usize,
+) -> usize {
     let slot = pending_count[0usize].fetch_add(1u32) as usize;
     // The launcher sizes `pending` for every walk that can go on, so the guard never drops one.
     if slot < pending.len() {
         pending[slot] = position as u32;
     }
+    slot
 }
 
 /// Walks, typed 16- and 32-bit floats (`Mul`): the unit at each target's first sorted row, per

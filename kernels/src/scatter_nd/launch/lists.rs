@@ -7,7 +7,7 @@ use cubecl::prelude::*;
 use cubecl::server::Handle;
 
 use super::indices::{BoundIndices, dims_arg};
-use super::ordered::{launch_ordered, ordered_step};
+use super::ordered::{launch_ordered, launch_sorted_sum, ordered_step};
 use super::strategy::{DataBinding, selection_bits};
 use crate::launch::elementwise_geometry;
 use crate::scatter_nd::{
@@ -164,7 +164,7 @@ pub(super) unsafe fn launch_lists(
     // CPU drivers (llvmpipe) end a shader loop after 65,535 iterations: where one list could
     // be longer, every strategy cuts its lists into segments, which bound every walk.
     let segmented = strategy == ScatterStrategy::SegmentedLists || lists.rows > MAX_PLAIN_WALK;
-    let deterministic = strategy == ScatterStrategy::Deterministic;
+    let deterministic = strategy.is_deterministic();
     let ListsLaunch {
         output,
         updates,
@@ -254,6 +254,14 @@ pub(super) unsafe fn launch_lists(
         } else {
             None
         };
+        if let (Some(format), ScatterStrategy::SortedDeterministic) = (exact, strategy) {
+            let typed = match binding {
+                DataBinding::Typed(elem) => Some(elem),
+                _ => None,
+            };
+            launch_sorted_sum(client, lists, &row_targets, format, typed);
+            return;
+        }
         if let Some(format) = exact {
             let entries = exact_entries(client, units);
             let (meta_len, sum_len) = (entries * EXACT_META_WORDS, entries * EXACT_SUM_WORDS);

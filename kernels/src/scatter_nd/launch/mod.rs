@@ -213,8 +213,8 @@ pub fn launch_scatter_nd(
         }
         // Float `Add` sums exactly (16- and 32-bit floats); float `Mul` and `f64` `Add`
         // combine in index order.
-        (ScatterStrategy::Deterministic, _, Some(ReduceOp::Add | ReduceOp::Mul))
-            if matches!(data_elem, ElemType::Float(_)) =>
+        (strategy, _, Some(ReduceOp::Add | ReduceOp::Mul))
+            if strategy.is_deterministic() && matches!(data_elem, ElemType::Float(_)) =>
         {
             exact_sum_format(binding, op).is_some() || ordered_step(binding, op).is_some()
         }

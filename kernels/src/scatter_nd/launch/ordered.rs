@@ -1,5 +1,6 @@
-//! Deterministic float `Mul` and `f64` `Add`: the rows sorted by target, stably, and each
-//! target's updates combined in index order (see `scatter_nd/ordered.rs`).
+//! The deterministic walks along rows sorted by target, stably: float `Mul` and `f64` `Add`
+//! combine each target's updates in index order (see `scatter_nd/ordered.rs`), and on CPU
+//! drivers float `Add` sums them exactly (`scatter_nd/sorted_sum.rs`).
 
 use crate::capture::launch_unchecked;
 use cubecl::ir::{ElemType, FloatKind};
@@ -10,9 +11,10 @@ use super::lists::ListsLaunch;
 use super::strategy::DataBinding;
 use crate::launch::{elementwise_geometry, has_planes};
 use crate::scatter_nd::{
-    ReduceOp, SORT_RUN, SumFormat, WordKind, scatter_nd_clear, scatter_nd_merge_runs,
-    scatter_nd_ordered_f64, scatter_nd_ordered_packed, scatter_nd_ordered_product,
-    scatter_nd_sort_runs,
+    EXACT_META_WORDS, EXACT_SUM_WORDS, ReduceOp, SORT_RUN, SortedSumStep, SumFormat, WordKind,
+    scatter_nd_clear, scatter_nd_merge_runs, scatter_nd_ordered_f64, scatter_nd_ordered_packed,
+    scatter_nd_ordered_product, scatter_nd_sort_runs, scatter_nd_sorted_sum,
+    scatter_nd_sorted_sum_packed,
 };
 
 /// Which walk a deterministic reduction takes to combine in index order.
@@ -59,6 +61,120 @@ pub(super) fn ordered_step(binding: DataBinding, op: Option<ReduceOp>) -> Option
 /// driver, whose shader loops stop after 65,535 iterations in all); elsewhere one launch.
 const CPU_SPAN: usize = 1 << 15;
 
+/// The rows sorted by target, stably (`row_targets`: `rows` targets or the skip marker), in a
+/// new buffer of `rows` u32.
+///
+/// # Safety
+///
+/// `row_targets` holds `rows` u32.
+unsafe fn sort_rows(
+    client: &Client,
+    row_targets: &Handle,
+    rows: usize,
+    address: AddressType,
+) -> Handle {
+    let orders = [(); 2].map(|_| client.empty(rows * size_of::<u32>()));
+    let mut sorted = 0;
+    // SAFETY: the order buffers and `row_targets` hold `rows` u32; the sort kernels guard
+    // their unit against `rows` and place each row below `rows` (a rank within its pair of
+    // runs).
+    unsafe {
+        let order_arg = |k: usize| BufferArg::from_raw_parts(orders[k].clone(), rows);
+        let targets_arg = || BufferArg::from_raw_parts(row_targets.clone(), rows);
+        let (cubes, dim) = elementwise_geometry(client, rows);
+        launch_unchecked!(scatter_nd_sort_runs(
+            client,
+            cubes.clone(),
+            dim,
+            address,
+            order_arg(0),
+            targets_arg(),
+            rows,
+        ));
+        let mut width = SORT_RUN;
+        while width < rows {
+            launch_unchecked!(scatter_nd_merge_runs(
+                client,
+                cubes.clone(),
+                dim,
+                address,
+                order_arg(1 - sorted),
+                order_arg(sorted),
+                targets_arg(),
+                rows,
+                width,
+            ));
+            sorted = 1 - sorted;
+            width *= 2;
+        }
+    }
+    orders[sorted].clone()
+}
+
+/// The walks' bounds: at most `span` rows per launch (all of them on runtimes with plane
+/// operations; CPU drivers stop a shader's loops after 65,535 iterations in all, so there
+/// `cpu_span`), and the list of walks that go on past the first launch: walks longer than
+/// `span` have more than `span` rows each, so at most `capacity = units / span` units list
+/// one; their count starts at zero wherever one can.
+struct Walks {
+    span: usize,
+    capacity: usize,
+    count: Handle,
+    list: Handle,
+}
+
+impl Walks {
+    /// # Safety
+    ///
+    /// `address` fits the launch.
+    unsafe fn new(
+        client: &Client,
+        rows: usize,
+        units: usize,
+        cpu_span: usize,
+        address: AddressType,
+    ) -> Self {
+        let span = if has_planes(client) { rows } else { cpu_span };
+        let capacity = (units / span).max(1);
+        let walks = Self {
+            span,
+            capacity,
+            count: client.empty(size_of::<u32>()),
+            list: client.empty(capacity * size_of::<u32>()),
+        };
+        if span < rows {
+            let (cubes, dim) = elementwise_geometry(client, 1);
+            // SAFETY: `count` holds one u32; the unit guards itself against 1.
+            unsafe {
+                launch_unchecked!(scatter_nd_clear(
+                    client,
+                    cubes,
+                    dim,
+                    address,
+                    BufferArg::from_raw_parts(walks.count.clone(), 1),
+                    1,
+                ));
+            }
+        }
+        walks
+    }
+
+    /// The geometry of a launch over every unit, or with `resume` the listed ones.
+    fn geometry(&self, client: &Client, units: usize, resume: bool) -> (CubeCount, CubeDim) {
+        elementwise_geometry(client, if resume { self.capacity } else { units })
+    }
+
+    fn count_arg(&self) -> BufferArg {
+        // SAFETY: `count` holds one u32, allocated above.
+        unsafe { BufferArg::from_raw_parts(self.count.clone(), 1) }
+    }
+
+    fn list_arg(&self) -> BufferArg {
+        // SAFETY: `list` holds `capacity` u32, allocated above.
+        unsafe { BufferArg::from_raw_parts(self.list.clone(), self.capacity) }
+    }
+}
+
 /// Sorts the rows of `lists` by their targets (`row_targets`, written by the link step) and
 /// combines each target's updates in index order, as `step` says.
 ///
@@ -83,65 +199,20 @@ pub(super) unsafe fn launch_ordered(
         ..
     } = lists;
     let (rows, slice, units, address) = (*rows, *slice, *units, *address);
-    let orders = [(); 2].map(|_| client.empty(rows * size_of::<u32>()));
-    // SAFETY (every launch): the order buffers and `row_targets` hold `rows` u32; the sort
-    // kernels guard their unit against `rows` and place each row below `rows` (a rank within
-    // its pair of runs); the walks guard against `units` (or `capacity`, listing and reading
-    // `pending` below its length), read sorted positions below `rows` and write target
-    // elements below `output_len` (targets below `targets`, as the caller checked).
+    // SAFETY (every launch): `row_targets` holds `rows` u32 and the sorted order `rows`; the
+    // walks guard against `units` (or the list's capacity, listing and reading it below its
+    // length), read sorted positions below `rows` and write target elements below
+    // `output_len` (targets below `targets`, as the caller checked).
     unsafe {
-        let order_arg = |k: usize| BufferArg::from_raw_parts(orders[k].clone(), rows);
+        let sorted = sort_rows(client, row_targets, rows, address);
+        let walks = Walks::new(client, rows, units, CPU_SPAN, address);
+        let span = walks.span;
         let targets_arg = || BufferArg::from_raw_parts(row_targets.clone(), rows);
-        let (cubes, dim) = elementwise_geometry(client, rows);
-        launch_unchecked!(scatter_nd_sort_runs(
-            client,
-            cubes.clone(),
-            dim,
-            address,
-            order_arg(0),
-            targets_arg(),
-            rows,
-        ));
-        let mut sorted = 0;
-        let mut width = SORT_RUN;
-        while width < rows {
-            launch_unchecked!(scatter_nd_merge_runs(
-                client,
-                cubes.clone(),
-                dim,
-                address,
-                order_arg(1 - sorted),
-                order_arg(sorted),
-                targets_arg(),
-                rows,
-                width,
-            ));
-            sorted = 1 - sorted;
-            width *= 2;
-        }
-        let span = if has_planes(client) { rows } else { CPU_SPAN };
-        // Walks longer than `span` have more than `span` rows each: at most `units / span`
-        // units list one. Their count starts at zero where any can.
-        let capacity = (units / span).max(1);
-        let pending_count = client.empty(size_of::<u32>());
-        let pending = client.empty(capacity * size_of::<u32>());
-        if span < rows {
-            let (cubes, dim) = elementwise_geometry(client, 1);
-            launch_unchecked!(scatter_nd_clear(
-                client,
-                cubes,
-                dim,
-                address,
-                BufferArg::from_raw_parts(pending_count.clone(), 1),
-                1,
-            ));
-        }
         for first in (0..rows).step_by(span) {
             let resume = first > 0;
-            let (cubes, dim) = elementwise_geometry(client, if resume { capacity } else { units });
-            let order = order_arg(sorted);
-            let pending_count = BufferArg::from_raw_parts(pending_count.clone(), 1);
-            let pending = BufferArg::from_raw_parts(pending.clone(), capacity);
+            let (cubes, dim) = walks.geometry(client, units, resume);
+            let order = BufferArg::from_raw_parts(sorted.clone(), rows);
+            let (pending_count, pending) = (walks.count_arg(), walks.list_arg());
             match step {
                 OrderedStep::PackedProduct(format) => {
                     launch_unchecked!(scatter_nd_ordered_packed(
@@ -207,6 +278,117 @@ pub(super) unsafe fn launch_ordered(
                         op,
                     ));
                 }
+            }
+        }
+    }
+}
+
+/// The most rows a sorted sum's walk takes per launch on a CPU driver: it walks them twice.
+const CPU_SUM_SPAN: usize = 1 << 14;
+
+/// Deterministic float `Add` along rows sorted by target (see `scatter_nd/sorted_sum.rs`): the
+/// exact sum rounded to `format`, on data typed as `data_elem`, or packed two to a word.
+///
+/// # Safety
+///
+/// As [`launch_ordered`].
+pub(super) unsafe fn launch_sorted_sum(
+    client: &Client,
+    lists: &ListsLaunch,
+    row_targets: &Handle,
+    format: SumFormat,
+    data_elem: Option<ElemType>,
+) {
+    let ListsLaunch {
+        output,
+        updates,
+        rows,
+        slice,
+        output_len,
+        units,
+        address,
+        ..
+    } = lists;
+    let (rows, slice, units, address) = (*rows, *slice, *units, *address);
+    // SAFETY (every launch): as in `launch_ordered`; the walk state holds `capacity` entries
+    // of `EXACT_META_WORDS` and `EXACT_SUM_WORDS` words, indexed by list slots below it.
+    unsafe {
+        let sorted = sort_rows(client, row_targets, rows, address);
+        let walks = Walks::new(client, rows, units, CPU_SUM_SPAN, address);
+        let span = walks.span;
+        let (meta_len, sum_len) = (
+            walks.capacity * EXACT_META_WORDS,
+            walks.capacity * EXACT_SUM_WORDS,
+        );
+        let meta = client.empty(meta_len * size_of::<u32>());
+        let sums = [(); 2].map(|_| client.empty(sum_len * size_of::<u32>()));
+        let mut steps = vec![(SortedSumStep::Start, 0)];
+        if span < rows {
+            steps.extend(
+                (span..rows)
+                    .step_by(span)
+                    .map(|first| (SortedSumStep::Observe, first)),
+            );
+            steps.extend(
+                (0..rows)
+                    .step_by(span)
+                    .map(|first| (SortedSumStep::Sum, first)),
+            );
+            steps.push((SortedSumStep::Finish, 0));
+        }
+        for (step, first) in steps {
+            let (cubes, dim) = walks.geometry(client, units, step != SortedSumStep::Start);
+            let order = BufferArg::from_raw_parts(sorted.clone(), rows);
+            let targets = BufferArg::from_raw_parts(row_targets.clone(), rows);
+            let meta = BufferArg::from_raw_parts(meta.clone(), meta_len);
+            let positive = BufferArg::from_raw_parts(sums[0].clone(), sum_len);
+            let negative = BufferArg::from_raw_parts(sums[1].clone(), sum_len);
+            match data_elem {
+                Some(elem) => launch_unchecked!(scatter_nd_sorted_sum(
+                    client,
+                    cubes,
+                    dim,
+                    address,
+                    BufferArg::from_raw_parts(output.clone(), *output_len),
+                    BufferArg::from_raw_parts(updates.clone(), units),
+                    order,
+                    targets,
+                    walks.count_arg(),
+                    walks.list_arg(),
+                    meta,
+                    positive,
+                    negative,
+                    slice,
+                    units,
+                    rows,
+                    first,
+                    span,
+                    step,
+                    format,
+                    elem,
+                )),
+                None => launch_unchecked!(scatter_nd_sorted_sum_packed(
+                    client,
+                    cubes,
+                    dim,
+                    address,
+                    BufferArg::from_raw_parts(output.clone(), output_len.div_ceil(2)),
+                    BufferArg::from_raw_parts(updates.clone(), units.div_ceil(2)),
+                    order,
+                    targets,
+                    walks.count_arg(),
+                    walks.list_arg(),
+                    meta,
+                    positive,
+                    negative,
+                    slice,
+                    units,
+                    rows,
+                    first,
+                    span,
+                    step,
+                    format,
+                )),
             }
         }
     }

@@ -44,6 +44,12 @@ pub enum ScatterStrategy {
     /// (and `f64` `Add`) combines them in index order; the other reductions are exact in any
     /// order and walk as in `Lists`.
     Deterministic,
+    /// [`Deterministic`](Self::Deterministic) with float `Add`'s exact sum taken along the rows
+    /// sorted by target (one unit per target element walks them) instead of with scratch per
+    /// element and atomics: the same bits. The choice of CPU drivers, which pay for each pass
+    /// over the updates more than for a long walk; GPUs run the walks of hot targets on few
+    /// units.
+    SortedDeterministic,
 }
 
 impl ScatterStrategy {
@@ -51,13 +57,19 @@ impl ScatterStrategy {
     pub fn uses_lists(self) -> bool {
         matches!(
             self,
-            Self::Lists | Self::SegmentedLists | Self::Deterministic
+            Self::Lists | Self::SegmentedLists | Self::Deterministic | Self::SortedDeterministic
         )
+    }
+
+    /// Whether this is one of the deterministic strategies.
+    pub fn is_deterministic(self) -> bool {
+        matches!(self, Self::Deterministic | Self::SortedDeterministic)
     }
 }
 
 /// The strategy for a scatter whose result must not depend on timing:
-/// [`ScatterStrategy::Deterministic`] for `Assign` and float `Add`/`Mul`, whose other
+/// [`ScatterStrategy::Deterministic`] (on CPU drivers, without plane operations,
+/// [`ScatterStrategy::SortedDeterministic`]) for `Assign` and float `Add`/`Mul`, whose other
 /// strategies combine duplicates in arrival order, and [`scatter_strategy`]'s choice for the
 /// reductions that are exact in any order (integers, `Min`, `Max`). With it float `Add` sums
 /// exactly (16- and 32-bit floats), and float `Mul` and `f64` `Add` combine in index order.
@@ -72,8 +84,10 @@ pub fn deterministic_strategy(
             matches!(data_elem, ElemType::Float(_)) && matches!(op, ReduceOp::Add | ReduceOp::Mul)
         }
     };
-    if timed {
+    if timed && has_planes(client) {
         ScatterStrategy::Deterministic
+    } else if timed {
+        ScatterStrategy::SortedDeterministic
     } else {
         scatter_strategy(client, data_elem, reduction)
     }
