@@ -82,10 +82,10 @@ pub fn observe(scale: u32, flags: u32, term: u32) -> (u32, u32) {
     (new_scale, new_flags)
 }
 
-/// Adds `w0` at word `k` and `w1` at word `k + 1` of the 4-word little-endian integer `acc`,
-/// carrying into the words above.
+/// Adds `w0` at word `k` and `w1` at word `k + 1` of the 4-word little-endian integer at
+/// `acc[base..]`, carrying into the words above.
 #[cube]
-fn add_words(acc: &mut Array<u32>, k: u32, w0: u32, w1: u32) {
+fn add_words(acc: &mut Array<u32>, base: usize, k: u32, w0: u32, w1: u32) {
     let mut carry = 0u32;
     #[unroll]
     for i in 0..4u32 {
@@ -96,10 +96,10 @@ fn add_words(acc: &mut Array<u32>, k: u32, w0: u32, w1: u32) {
         if k + 1u32 == i {
             piece = w1;
         }
-        let partial = acc[i as usize] + piece;
+        let partial = acc[base + i as usize] + piece;
         let sum = partial + carry;
         carry = u32::cast_from(partial < piece || sum < carry);
-        acc[i as usize] = sum;
+        acc[base + i as usize] = sum;
     }
 }
 
@@ -141,11 +141,23 @@ pub fn term_parts(scale: u32, term: u32) -> (u32, u32, u32, u32) {
 /// `negative` (4-word magnitudes); see [`term_parts`].
 #[cube]
 pub fn add_term(positive: &mut Array<u32>, negative: &mut Array<u32>, scale: u32, term: u32) {
+    add_term_at(positive, negative, 0usize, scale, term);
+}
+
+/// [`add_term`] on the 4-word magnitudes at `positive[base..]` and `negative[base..]`.
+#[cube]
+pub fn add_term_at(
+    positive: &mut Array<u32>,
+    negative: &mut Array<u32>,
+    base: usize,
+    scale: u32,
+    term: u32,
+) {
     let (sign, k, w0, w1) = term_parts(scale, term);
     if sign != 0u32 {
-        add_words(negative, k, w0, w1);
+        add_words(negative, base, k, w0, w1);
     } else {
-        add_words(positive, k, w0, w1);
+        add_words(positive, base, k, w0, w1);
     }
 }
 

@@ -73,5 +73,7 @@ pub use packed::{
     WordKind, scatter_nd_gather_packed, scatter_nd_reduce_lists_packed,
     scatter_nd_segment_lists_packed,
 };
-pub use sorted_sum::{SortedSumStep, scatter_nd_sorted_sum, scatter_nd_sorted_sum_packed};
+pub use sorted_sum::{
+    SUM_COLUMNS, SortedSumStep, scatter_nd_sorted_sum, scatter_nd_sorted_sum_packed,
+};
 pub use split::{scatter_nd_reduce_lists_split, scatter_nd_segment_lists_split};

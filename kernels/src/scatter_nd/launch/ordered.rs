@@ -11,10 +11,10 @@ use super::lists::ListsLaunch;
 use super::strategy::DataBinding;
 use crate::launch::{elementwise_geometry, has_planes};
 use crate::scatter_nd::{
-    EXACT_META_WORDS, EXACT_SUM_WORDS, ReduceOp, SORT_RUN, SortedSumStep, SumFormat, WordKind,
-    scatter_nd_clear, scatter_nd_merge_runs, scatter_nd_ordered_f64, scatter_nd_ordered_packed,
-    scatter_nd_ordered_product, scatter_nd_sort_runs, scatter_nd_sorted_sum,
-    scatter_nd_sorted_sum_packed,
+    EXACT_META_WORDS, EXACT_SUM_WORDS, ReduceOp, SORT_RUN, SUM_COLUMNS, SortedSumStep, SumFormat,
+    WordKind, scatter_nd_clear, scatter_nd_merge_runs, scatter_nd_ordered_f64,
+    scatter_nd_ordered_packed, scatter_nd_ordered_product, scatter_nd_sort_runs,
+    scatter_nd_sorted_sum, scatter_nd_sorted_sum_packed,
 };
 
 /// Which walk a deterministic reduction takes to combine in index order.
@@ -113,9 +113,10 @@ unsafe fn sort_rows(
 
 /// The walks' bounds: at most `span` rows per launch (all of them on runtimes with plane
 /// operations; CPU drivers stop a shader's loops after 65,535 iterations in all, so there
-/// `cpu_span`), and the list of walks that go on past the first launch: walks longer than
-/// `span` have more than `span` rows each, so at most `capacity = units / span` units list
-/// one; their count starts at zero wherever one can.
+/// `cpu_span`), and the list of walks that go on past the first launch: a walk longer than
+/// `span` has more than `span` rows, so at most `rows / span` targets have one, each with
+/// `per_row` units (columns, or groups of them): `capacity` of them. Their count starts at
+/// zero wherever one can go on.
 struct Walks {
     span: usize,
     capacity: usize,
@@ -130,12 +131,12 @@ impl Walks {
     unsafe fn new(
         client: &Client,
         rows: usize,
-        units: usize,
+        per_row: usize,
         cpu_span: usize,
         address: AddressType,
     ) -> Self {
         let span = if has_planes(client) { rows } else { cpu_span };
-        let capacity = (units / span).max(1);
+        let capacity = (rows / span * per_row).max(1);
         let walks = Self {
             span,
             capacity,
@@ -205,7 +206,7 @@ pub(super) unsafe fn launch_ordered(
     // `output_len` (targets below `targets`, as the caller checked).
     unsafe {
         let sorted = sort_rows(client, row_targets, rows, address);
-        let walks = Walks::new(client, rows, units, CPU_SPAN, address);
+        let walks = Walks::new(client, rows, slice, CPU_SPAN, address);
         let span = walks.span;
         let targets_arg = || BufferArg::from_raw_parts(row_targets.clone(), rows);
         for first in (0..rows).step_by(span) {
@@ -283,7 +284,8 @@ pub(super) unsafe fn launch_ordered(
     }
 }
 
-/// The most rows a sorted sum's walk takes per launch on a CPU driver: it walks them twice.
+/// The most rows a sorted sum's walk takes per launch on a CPU driver: it walks them twice
+/// (the columns of a group share each step).
 const CPU_SUM_SPAN: usize = 1 << 14;
 
 /// Deterministic float `Add` along rows sorted by target (see `scatter_nd/sorted_sum.rs`): the
@@ -310,15 +312,19 @@ pub(super) unsafe fn launch_sorted_sum(
         ..
     } = lists;
     let (rows, slice, units, address) = (*rows, *slice, *units, *address);
-    // SAFETY (every launch): as in `launch_ordered`; the walk state holds `capacity` entries
-    // of `EXACT_META_WORDS` and `EXACT_SUM_WORDS` words, indexed by list slots below it.
+    // One unit per sorted row and group of `SUM_COLUMNS` columns.
+    let groups = slice.div_ceil(SUM_COLUMNS);
+    let group_units = rows * groups;
+    // SAFETY (every launch): as in `launch_ordered`, with units guarded against `group_units`
+    // and columns against `slice`; the walk state holds `capacity` entries of `SUM_COLUMNS`
+    // columns' words, indexed by list slots below it.
     unsafe {
         let sorted = sort_rows(client, row_targets, rows, address);
-        let walks = Walks::new(client, rows, units, CPU_SUM_SPAN, address);
+        let walks = Walks::new(client, rows, groups, CPU_SUM_SPAN, address);
         let span = walks.span;
         let (meta_len, sum_len) = (
-            walks.capacity * EXACT_META_WORDS,
-            walks.capacity * EXACT_SUM_WORDS,
+            walks.capacity * SUM_COLUMNS * EXACT_META_WORDS,
+            walks.capacity * SUM_COLUMNS * EXACT_SUM_WORDS,
         );
         let meta = client.empty(meta_len * size_of::<u32>());
         let sums = [(); 2].map(|_| client.empty(sum_len * size_of::<u32>()));
@@ -337,7 +343,7 @@ pub(super) unsafe fn launch_sorted_sum(
             steps.push((SortedSumStep::Finish, 0));
         }
         for (step, first) in steps {
-            let (cubes, dim) = walks.geometry(client, units, step != SortedSumStep::Start);
+            let (cubes, dim) = walks.geometry(client, group_units, step != SortedSumStep::Start);
             let order = BufferArg::from_raw_parts(sorted.clone(), rows);
             let targets = BufferArg::from_raw_parts(row_targets.clone(), rows);
             let meta = BufferArg::from_raw_parts(meta.clone(), meta_len);
@@ -359,7 +365,8 @@ pub(super) unsafe fn launch_sorted_sum(
                     positive,
                     negative,
                     slice,
-                    units,
+                    groups,
+                    group_units,
                     rows,
                     first,
                     span,
@@ -382,7 +389,8 @@ pub(super) unsafe fn launch_sorted_sum(
                     positive,
                     negative,
                     slice,
-                    units,
+                    groups,
+                    group_units,
                     rows,
                     first,
                     span,
