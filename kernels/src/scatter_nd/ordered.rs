@@ -176,6 +176,43 @@ pub(super) fn list_pending(
     slot
 }
 
+/// This launch's walk for its unit ([`unit_position`], then [`walk_range`]): the unit's
+/// update element, the target element, the sorted rows to take and whether it walks. Launch 0
+/// lists every walk that goes on past its span; that list serves every later launch
+/// (`resume`), whose walks end (inactive) once their target has no rows left.
+#[cube]
+fn ordered_walk(
+    order: &[u32],
+    targets: &[u32],
+    pending_count: &mut [Atomic<u32>],
+    pending: &mut [u32],
+    sizes: (usize, usize, usize),
+    window: (usize, usize),
+    #[comptime] resume: bool,
+) -> (usize, usize, usize, usize, bool) {
+    let (units, slice, rows) = sizes;
+    let (first, span) = window;
+    let (position, listed) = unit_position(pending_count, pending, units, resume);
+    let mut element = 0usize;
+    let mut start = 0usize;
+    let mut end = 0usize;
+    let mut active = false;
+    if listed {
+        let (key, walk_start, walk_end, walks, more) =
+            walk_range(order, targets, position, slice, rows, first, span);
+        if more && comptime!(!resume) {
+            list_pending(pending_count, pending, position);
+        }
+        if walks {
+            element = key as usize * slice + position % slice;
+        }
+        start = walk_start;
+        end = walk_end;
+        active = walks;
+    }
+    (position, element, start, end, active)
+}
+
 /// Walks, typed 16- and 32-bit floats (`Mul`): the unit at each target's first sorted row, per
 /// column, multiplies the target element by the updates of rows `start..end` of the target's
 /// sorted rows, in order, as `f32` bits rounded to `format` each step ([`round_product`]).
@@ -196,22 +233,19 @@ pub fn scatter_nd_ordered_product<T: Numeric>(
     #[comptime] format: SumFormat,
     #[define(T)] _data: ElemType,
 ) {
-    let (position, listed) = unit_position(pending_count, pending, units, resume);
-    if !listed {
-        terminate!();
-    }
-    let (key, start, end, active, more) =
-        walk_range(order, targets, position, slice, rows, first, span);
-    // Launch 0 lists every walk that goes on; the list serves every later launch, whose
-    // walks end (inactive) once their target has no rows left.
-    if more && comptime!(!resume) {
-        list_pending(pending_count, pending, position);
-    }
+    let (position, element, start, end, active) = ordered_walk(
+        order,
+        targets,
+        pending_count,
+        pending,
+        (units, slice, rows),
+        (first, span),
+        resume,
+    );
     if !active {
         terminate!();
     }
     let col = position % slice;
-    let element = key as usize * slice + col;
     let mut acc = typed_term::<T>(output[element]);
     let mut sorted = start;
     while sorted < end {
@@ -241,22 +275,19 @@ pub fn scatter_nd_ordered_f64(
     #[comptime] resume: bool,
     #[comptime] op: ReduceOp,
 ) {
-    let (position, listed) = unit_position(pending_count, pending, units, resume);
-    if !listed {
-        terminate!();
-    }
-    let (key, start, end, active, more) =
-        walk_range(order, targets, position, slice, rows, first, span);
-    // Launch 0 lists every walk that goes on; the list serves every later launch, whose
-    // walks end (inactive) once their target has no rows left.
-    if more && comptime!(!resume) {
-        list_pending(pending_count, pending, position);
-    }
+    let (position, element, start, end, active) = ordered_walk(
+        order,
+        targets,
+        pending_count,
+        pending,
+        (units, slice, rows),
+        (first, span),
+        resume,
+    );
     if !active {
         terminate!();
     }
     let col = position % slice;
-    let element = key as usize * slice + col;
     let mut acc = output[element];
     let mut sorted = start;
     while sorted < end {
@@ -292,22 +323,19 @@ pub fn scatter_nd_ordered_packed(
     #[comptime] resume: bool,
     #[comptime] format: SumFormat,
 ) {
-    let (position, listed) = unit_position(pending_count, pending, units, resume);
-    if !listed {
-        terminate!();
-    }
-    let (key, start, end, active, more) =
-        walk_range(order, targets, position, slice, rows, first, span);
-    // Launch 0 lists every walk that goes on; the list serves every later launch, whose
-    // walks end (inactive) once their target has no rows left.
-    if more && comptime!(!resume) {
-        list_pending(pending_count, pending, position);
-    }
+    let (position, element, start, end, active) = ordered_walk(
+        order,
+        targets,
+        pending_count,
+        pending,
+        (units, slice, rows),
+        (first, span),
+        resume,
+    );
     if !active {
         terminate!();
     }
     let col = position % slice;
-    let element = key as usize * slice + col;
     let word = element / 2usize;
     let shift = ((element % 2usize) as u32) * 16u32;
     // Only this unit writes this field during the launch, so the load sees its current bits.

@@ -288,6 +288,45 @@ fn sum_step<T: Numeric>(
     write
 }
 
+/// This launch's unit ([`unit_position`]), its columns, the first target element they
+/// address, its walk ([`walk_range`] of its sorted row: the rows to take and whether more
+/// follow) and whether it works: in [`SortedSumStep::Start`] a target's first sorted row, in
+/// later steps every listed unit.
+#[cube]
+fn sum_walk(
+    order: &[u32],
+    targets: &[u32],
+    pending_count: &mut [Atomic<u32>],
+    pending: &mut [u32],
+    sizes: (usize, usize, usize, usize),
+    window: (usize, usize),
+    #[comptime] step: SortedSumStep,
+) -> (usize, Columns, usize, (usize, usize, bool), bool) {
+    let (slice, groups, units, rows) = sizes;
+    let (first, span) = window;
+    let resume = comptime!(step != SortedSumStep::Start);
+    let (unit, listed) = unit_position(pending_count, pending, units, resume);
+    // Arithmetic only: any unit's columns lie in the slice.
+    let cols = columns(unit, slice, groups);
+    let mut base = 0usize;
+    let mut start = 0usize;
+    let mut end = 0usize;
+    let mut more = false;
+    let mut works = false;
+    if listed {
+        let (key, walk_start, walk_end, active, walk_more) =
+            walk_range(order, targets, cols.sorted, 1usize, rows, first, span);
+        works = resume || active;
+        if works {
+            base = key as usize * slice + cols.first;
+        }
+        start = walk_start;
+        end = walk_end;
+        more = walk_more;
+    }
+    (unit, cols, base, (start, end, more), works)
+}
+
 /// A sorted exact sum's launch over typed data (see the module docs); `groups` groups of
 /// columns per row, `units = rows * groups`.
 #[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
@@ -311,18 +350,18 @@ pub fn scatter_nd_sorted_sum<T: Numeric>(
     #[comptime] format: SumFormat,
     #[define(T)] _data: ElemType,
 ) {
-    let resume = comptime!(step != SortedSumStep::Start);
-    let (unit, listed) = unit_position(pending_count, pending, units, resume);
-    if !listed {
+    let (unit, cols, base, walk, works) = sum_walk(
+        order,
+        targets,
+        pending_count,
+        pending,
+        (slice, groups, units, rows),
+        (first, span),
+        step,
+    );
+    if !works {
         terminate!();
     }
-    let cols = columns(unit, slice, groups);
-    let (key, start, end, active, more) =
-        walk_range(order, targets, cols.sorted, 1usize, rows, first, span);
-    if comptime!(!resume) && !active {
-        terminate!();
-    }
-    let base = key as usize * slice + cols.first;
     let mut current = Array::<u32>::new(SUM_COLUMNS);
     let mut bits = Array::<u32>::new(SUM_COLUMNS);
     #[unroll]
@@ -341,7 +380,7 @@ pub fn scatter_nd_sorted_sum<T: Numeric>(
         positive,
         negative,
         unit,
-        (start, end, more),
+        walk,
         slice,
         &cols,
         first,
@@ -384,18 +423,18 @@ pub fn scatter_nd_sorted_sum_packed(
     #[comptime] step: SortedSumStep,
     #[comptime] format: SumFormat,
 ) {
-    let resume = comptime!(step != SortedSumStep::Start);
-    let (unit, listed) = unit_position(pending_count, pending, units, resume);
-    if !listed {
+    let (unit, cols, base, walk, works) = sum_walk(
+        order,
+        targets,
+        pending_count,
+        pending,
+        (slice, groups, units, rows),
+        (first, span),
+        step,
+    );
+    if !works {
         terminate!();
     }
-    let cols = columns(unit, slice, groups);
-    let (key, start, end, active, more) =
-        walk_range(order, targets, cols.sorted, 1usize, rows, first, span);
-    if comptime!(!resume) && !active {
-        terminate!();
-    }
-    let base = key as usize * slice + cols.first;
     let mut old = Array::<u32>::new(SUM_COLUMNS);
     let mut current = Array::<u32>::new(SUM_COLUMNS);
     let mut bits = Array::<u32>::new(SUM_COLUMNS);
@@ -420,7 +459,7 @@ pub fn scatter_nd_sorted_sum_packed(
         positive,
         negative,
         unit,
-        (start, end, more),
+        walk,
         slice,
         &cols,
         first,
