@@ -645,7 +645,7 @@ fn deterministic_packed_data_matches_the_host() {
         };
         // Factors of both signs near 1, so that 600 of them stay in range.
         let factor = |i: usize| {
-            let sign = if i % 3 == 0 { -1.0 } else { 1.0 };
+            let sign = if i.is_multiple_of(3) { -1.0 } else { 1.0 };
             encode(sign * (0.875 + (i * 37 % 64) as f32 / 256.0))
         };
         let values: Vec<u8> = (0..len).flat_map(|i| factor(i).to_le_bytes()).collect();
