@@ -3,17 +3,17 @@
 //! order, as the host loop applies them.
 //!
 //! The rows are sorted by target, stably, so that each target's rows stay in index order:
-//! [`scatter_nd_sort_runs`] ranks every row within its run of [`SORT_RUN`] rows, then
-//! [`scatter_nd_merge_runs`] merges pairs of sorted runs (each row finds its place in the other
+//! [`scatter_nd_sort_runs()`] ranks every row within its run of [`SORT_RUN`] rows, then
+//! [`scatter_nd_merge_runs()`] merges pairs of sorted runs (each row finds its place in the other
 //! run by binary search), doubling their width until one run holds every row. Then one unit per
 //! sorted position and column, the one at each target's first sorted row, walks the target's
-//! rows in order ([`scatter_nd_ordered_product`], its packed form, or
-//! [`scatter_nd_ordered_f64`]), at most `span` rows per launch, since CPU drivers (llvmpipe) end
+//! rows in order ([`scatter_nd_ordered_product()`], its packed form, or
+//! [`scatter_nd_ordered_f64()`]), at most `span` rows per launch, since CPU drivers (llvmpipe) end
 //! a shader's loops after 65,535 iterations in all. In the first launch a walk that goes on past
 //! its span lists its unit in `pending`; the launcher's further launches (`resume`) run only the
 //! listed units, each taking the next `span` rows. Every other loop is bounded by a constant.
 //!
-//! 16- and 32-bit floats multiply with integer arithmetic ([`round_product`]), rounding each
+//! 16- and 32-bit floats multiply with integer arithmetic (`round_product`), rounding each
 //! step once to nearest even, so no runtime's flushing of subnormals changes the bits; `f64`
 //! uses the runtime's own arithmetic, and any NaN result becomes the canonical quiet NaN.
 
@@ -24,7 +24,7 @@ use super::exact_add::{term_at, typed_term, widen};
 use super::indices::SKIPPED;
 use super::kernel::ReduceOp;
 
-/// Rows sorted together by [`scatter_nd_sort_runs`] before the merges.
+/// Rows sorted together by [`scatter_nd_sort_runs()`] before the merges.
 pub const SORT_RUN: usize = 256;
 
 /// Sort, step 1, one unit per row: the row's rank within its run of [`SORT_RUN`] rows by
@@ -215,7 +215,7 @@ fn ordered_walk(
 
 /// Walks, typed 16- and 32-bit floats (`Mul`): the unit at each target's first sorted row, per
 /// column, multiplies the target element by the updates of rows `start..end` of the target's
-/// sorted rows, in order, as `f32` bits rounded to `format` each step ([`round_product`]).
+/// sorted rows, in order, as `f32` bits rounded to `format` each step (`round_product`).
 #[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn scatter_nd_ordered_product<T: Numeric>(
     output: &mut [T],
@@ -257,7 +257,7 @@ pub fn scatter_nd_ordered_product<T: Numeric>(
     output[element] = T::cast_from(f32::reinterpret(acc));
 }
 
-/// Walks, `f64` (`Add` or `Mul`): as [`scatter_nd_ordered_product`], in the runtime's `f64`
+/// Walks, `f64` (`Add` or `Mul`): as [`scatter_nd_ordered_product()`], in the runtime's `f64`
 /// arithmetic; a NaN result is written as the canonical quiet NaN.
 #[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn scatter_nd_ordered_f64(
@@ -305,7 +305,7 @@ pub fn scatter_nd_ordered_f64(
     output[element] = acc;
 }
 
-/// Walks, `f16`/`bf16` packed two to a `u32` word (`Mul`): as [`scatter_nd_ordered_product`], and the unit XORs the change of its field into the word, which leaves the other
+/// Walks, `f16`/`bf16` packed two to a `u32` word (`Mul`): as [`scatter_nd_ordered_product()`], and the unit XORs the change of its field into the word, which leaves the other
 /// field as its own unit sets it.
 #[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn scatter_nd_ordered_packed(
