@@ -25,7 +25,7 @@ use super::indices::SKIPPED;
 use super::kernel::ReduceOp;
 
 /// Rows sorted together by [`scatter_nd_sort_runs()`] before the merges.
-pub const SORT_RUN: usize = 256;
+pub const SORT_RUN: usize = 64;
 
 /// Sort, step 1, one unit per row: the row's rank within its run of [`SORT_RUN`] rows by
 /// target (ties by row), so that `order` holds each run's rows sorted stably. Skipped rows
