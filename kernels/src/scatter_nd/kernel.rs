@@ -165,6 +165,17 @@ pub fn scatter_nd_atomic<T: Numeric, I: Int>(
     }
 }
 
+/// How `scatter_nd_link_rows` links each row besides recording its target.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RowLink {
+    /// Onto its list, in arrival order.
+    Push,
+    /// Only the latest row in index order stays: the list's head.
+    Latest,
+    /// Not at all: the walks along rows sorted by target need only the targets.
+    None,
+}
+
 /// Sets the first `len` elements of `buffer` to zero (the list heads: empty lists).
 #[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn scatter_nd_clear(buffer: &mut [u32], len: usize) {
@@ -177,8 +188,9 @@ pub fn scatter_nd_clear(buffer: &mut [u32], len: usize) {
 /// Lists, step 1, one unit per update row: `targets[row]` = its target slice (or the skip
 /// marker), and the row pushes itself onto list `target * buckets + row % buckets` (each target
 /// has `buckets` lists): `next[row]` = the previous head, `heads[list]` = `row + 1` (0 ends a
-/// list). With `latest` (deterministic `Assign`) the list keeps only its latest row in index
-/// order: `heads[list]` = the largest `row + 1`, and `next` is left unwritten.
+/// list), as `link` says: with [`RowLink::Latest`] (deterministic `Assign`) the list keeps only
+/// its latest row in index order, `heads[list]` = the largest `row + 1`, and `next` is left
+/// unwritten; with [`RowLink::None`] (the walks along sorted rows) only `targets` is written.
 #[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn scatter_nd_link_rows<I: Int>(
     indices: &[I],
@@ -189,7 +201,7 @@ pub fn scatter_nd_link_rows<I: Int>(
     rows: usize,
     buckets: u32,
     #[comptime] read: IndexRead,
-    #[comptime] latest: bool,
+    #[comptime] link: RowLink,
     #[define(I)] _index_type: ElemType,
 ) {
     let row = ABSOLUTE_POS;
@@ -198,9 +210,9 @@ pub fn scatter_nd_link_rows<I: Int>(
     }
     let target = target_slice::<I>(indices, &dims, row, read);
     targets[row] = target;
-    if target != SKIPPED {
+    if comptime!(link != RowLink::None) && target != SKIPPED {
         let list = target as usize * buckets as usize + row % buckets as usize;
-        if comptime!(latest) {
+        if comptime!(link == RowLink::Latest) {
             heads[list].fetch_max(row as u32 + 1);
         } else {
             next[row] = heads[list].exchange(row as u32 + 1);

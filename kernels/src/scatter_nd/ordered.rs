@@ -89,21 +89,19 @@ pub fn scatter_nd_merge_runs(
     merged[pair_start + (position - run * width) + (low - base)] = row;
 }
 
-/// Where the walk of the unit at `position` (sorted position `position / slice`) runs in this
-/// launch: its target, the first and one past the last sorted position to take, and whether
-/// it walks at all: only the unit at its target's first sorted row does, and only while the
-/// target has rows from `first` (duplicates already taken by earlier launches) on.
+/// Where the walk of a unit at sorted position `sorted` runs in this launch: its target, the
+/// first and one past the last sorted position to take, whether it walks at all (only a unit
+/// at its target's first sorted row does, and only while the target has rows from `first`,
+/// past those earlier launches took) and whether rows remain past this launch's `span`.
 #[cube]
 pub(super) fn walk_range(
     order: &[u32],
     targets: &[u32],
-    position: usize,
-    slice: usize,
+    sorted: usize,
     rows: usize,
     first: usize,
     span: usize,
 ) -> (u32, usize, usize, bool, bool) {
-    let sorted = position / slice;
     let key = targets[order[sorted] as usize];
     let mut active = key != SKIPPED;
     if sorted > 0usize {
@@ -199,7 +197,7 @@ fn ordered_walk(
     let mut active = false;
     if listed {
         let (key, walk_start, walk_end, walks, more) =
-            walk_range(order, targets, position, slice, rows, first, span);
+            walk_range(order, targets, position / slice, rows, first, span);
         if more && comptime!(!resume) {
             list_pending(pending_count, pending, position);
         }

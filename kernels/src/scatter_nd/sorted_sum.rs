@@ -315,7 +315,7 @@ fn sum_walk(
     let mut works = false;
     if listed {
         let (key, walk_start, walk_end, active, walk_more) =
-            walk_range(order, targets, cols.sorted, 1usize, rows, first, span);
+            walk_range(order, targets, cols.sorted, rows, first, span);
         works = resume || active;
         if works {
             base = key as usize * slice + cols.first;

@@ -11,7 +11,7 @@ use super::ordered::{launch_ordered, launch_sorted_sum, ordered_step};
 use super::strategy::{DataBinding, selection_bits};
 use crate::launch::elementwise_geometry;
 use crate::scatter_nd::{
-    EXACT_META_WORDS, EXACT_SUM_WORDS, ReduceOp, ScatterStrategy, SumFormat, WordKind,
+    EXACT_META_WORDS, EXACT_SUM_WORDS, ReduceOp, RowLink, ScatterStrategy, SumFormat, WordKind,
     scatter_nd_clear, scatter_nd_combine_buckets, scatter_nd_exact_clear, scatter_nd_exact_finish,
     scatter_nd_exact_finish_packed, scatter_nd_exact_scale, scatter_nd_exact_sum,
     scatter_nd_link_rows, scatter_nd_reduce_lists, scatter_nd_reduce_lists_packed,
@@ -114,12 +114,9 @@ impl Segments {
     }
 }
 
-/// The format of the exact sum a deterministic float `Add` on data held as `binding` takes
-/// (`None`: not a 16- or 32-bit float `Add`).
-pub(super) fn exact_sum_format(binding: DataBinding, op: Option<ReduceOp>) -> Option<SumFormat> {
-    if op != Some(ReduceOp::Add) {
-        return None;
-    }
+/// The format of 16- and 32-bit float data held as `binding` (typed, or `f16`/`bf16` packed),
+/// which the deterministic sums and products round to; `None` for other data.
+pub(super) fn float_format(binding: DataBinding) -> Option<SumFormat> {
     match binding {
         DataBinding::Typed(ElemType::Float(FloatKind::F16))
         | DataBinding::Packed {
@@ -134,6 +131,12 @@ pub(super) fn exact_sum_format(binding: DataBinding, op: Option<ReduceOp>) -> Op
         DataBinding::Typed(ElemType::Float(FloatKind::F32)) => Some(SumFormat::F32),
         _ => None,
     }
+}
+
+/// The format of the exact sum a deterministic float `Add` on data held as `binding` takes
+/// (`None`: not a 16- or 32-bit float `Add`).
+pub(super) fn exact_sum_format(binding: DataBinding, op: Option<ReduceOp>) -> Option<SumFormat> {
+    float_format(binding).filter(|_| op == Some(ReduceOp::Add))
 }
 
 /// Scratch entries of a deterministic float `Add` over `units` update elements: one per
@@ -204,9 +207,24 @@ pub(super) unsafe fn launch_lists(
         }
         _ => 1,
     };
-    let lists_len = targets * buckets;
+    // The walks along rows sorted by target need the rows' targets only: no lists.
+    let ordered = ordered_step(binding, op).filter(|_| deterministic);
+    let sorted_sum =
+        exact_sum_format(binding, op).filter(|_| strategy == ScatterStrategy::SortedDeterministic);
+    let link = if ordered.is_some() || sorted_sum.is_some() {
+        RowLink::None
+    } else if deterministic && op.is_none() {
+        RowLink::Latest
+    } else {
+        RowLink::Push
+    };
+    let (lists_len, next_len) = if link == RowLink::None {
+        (1, 1)
+    } else {
+        (targets * buckets, rows)
+    };
     let heads = client.empty(lists_len * size_of::<u32>());
-    let next = client.empty(rows * size_of::<u32>());
+    let next = client.empty(next_len * size_of::<u32>());
     let row_targets = client.empty(rows * size_of::<u32>());
     let (element_cubes, element_dim) = elementwise_geometry(client, units);
     // SAFETY (every launch): the scratch buffers hold `lists_len`, `rows` and `rows` u32; the
@@ -216,15 +234,17 @@ pub(super) unsafe fn launch_lists(
     // segment buffers hold `units` values and `rows` links, indexed by update element and row;
     // without, they hold one each and no kernel reads them (no row starts a segment).
     unsafe {
-        let (cubes, dim) = elementwise_geometry(client, lists_len);
-        launch_unchecked!(scatter_nd_clear(
-            client,
-            cubes,
-            dim,
-            *address,
-            BufferArg::from_raw_parts(heads.clone(), lists_len),
-            lists_len,
-        ));
+        if link != RowLink::None {
+            let (cubes, dim) = elementwise_geometry(client, lists_len);
+            launch_unchecked!(scatter_nd_clear(
+                client,
+                cubes,
+                dim,
+                *address,
+                BufferArg::from_raw_parts(heads.clone(), lists_len),
+                lists_len,
+            ));
+        }
         let (cubes, dim) = elementwise_geometry(client, rows);
         launch_unchecked!(scatter_nd_link_rows(
             client,
@@ -234,27 +254,19 @@ pub(super) unsafe fn launch_lists(
             BufferArg::from_raw_parts(indices.handle.clone(), *index_len),
             dims_arg(dims),
             BufferArg::from_raw_parts(heads.clone(), lists_len),
-            BufferArg::from_raw_parts(next.clone(), rows),
+            BufferArg::from_raw_parts(next.clone(), next_len),
             BufferArg::from_raw_parts(row_targets.clone(), rows),
             rows,
             buckets as u32,
             indices.read,
-            deterministic && op.is_none(),
+            link,
             indices.elem,
         ));
-        if let Some(step) = ordered_step(binding, op).filter(|_| deterministic) {
+        if let Some(step) = ordered {
             launch_ordered(client, lists, &row_targets, step);
             return;
         }
-        let heads_arg = || BufferArg::from_raw_parts(heads.clone(), lists_len);
-        let next_arg = || BufferArg::from_raw_parts(next.clone(), rows);
-        let targets_arg = || BufferArg::from_raw_parts(row_targets.clone(), rows);
-        let exact = if deterministic {
-            exact_sum_format(binding, op)
-        } else {
-            None
-        };
-        if let (Some(format), ScatterStrategy::SortedDeterministic) = (exact, strategy) {
+        if let Some(format) = sorted_sum {
             let typed = match binding {
                 DataBinding::Typed(elem) => Some(elem),
                 _ => None,
@@ -262,7 +274,10 @@ pub(super) unsafe fn launch_lists(
             launch_sorted_sum(client, lists, &row_targets, format, typed);
             return;
         }
-        if let Some(format) = exact {
+        let heads_arg = || BufferArg::from_raw_parts(heads.clone(), lists_len);
+        let next_arg = || BufferArg::from_raw_parts(next.clone(), rows);
+        let targets_arg = || BufferArg::from_raw_parts(row_targets.clone(), rows);
+        if let Some(format) = exact_sum_format(binding, op).filter(|_| deterministic) {
             let entries = exact_entries(client, units);
             let (meta_len, sum_len) = (entries * EXACT_META_WORDS, entries * EXACT_SUM_WORDS);
             let meta = client.empty(meta_len * size_of::<u32>());

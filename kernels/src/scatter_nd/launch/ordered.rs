@@ -7,14 +7,14 @@ use cubecl::ir::{ElemType, FloatKind};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 
-use super::lists::ListsLaunch;
+use super::lists::{ListsLaunch, float_format};
 use super::strategy::DataBinding;
 use crate::launch::{elementwise_geometry, has_planes};
 use crate::scatter_nd::{
     EXACT_META_WORDS, EXACT_SUM_WORDS, ReduceOp, SORT_RUN, SUM_COLUMNS, SortedSumStep, SumFormat,
-    WordKind, scatter_nd_clear, scatter_nd_merge_runs, scatter_nd_ordered_f64,
-    scatter_nd_ordered_packed, scatter_nd_ordered_product, scatter_nd_sort_runs,
-    scatter_nd_sorted_sum, scatter_nd_sorted_sum_packed,
+    scatter_nd_clear, scatter_nd_merge_runs, scatter_nd_ordered_f64, scatter_nd_ordered_packed,
+    scatter_nd_ordered_product, scatter_nd_sort_runs, scatter_nd_sorted_sum,
+    scatter_nd_sorted_sum_packed,
 };
 
 /// Which walk a deterministic reduction takes to combine in index order.
@@ -32,29 +32,17 @@ pub(super) enum OrderedStep {
 /// The walk a deterministic `op` on data held as `binding` takes: float `Mul`, and `f64` `Add`
 /// (`None`: not one of those).
 pub(super) fn ordered_step(binding: DataBinding, op: Option<ReduceOp>) -> Option<OrderedStep> {
-    let op = op?;
-    let format = match binding {
-        DataBinding::Typed(ElemType::Float(FloatKind::F64)) => {
-            return matches!(op, ReduceOp::Add | ReduceOp::Mul).then_some(OrderedStep::Wide(op));
+    match (binding, op?) {
+        (
+            DataBinding::Typed(ElemType::Float(FloatKind::F64)),
+            op @ (ReduceOp::Add | ReduceOp::Mul),
+        ) => Some(OrderedStep::Wide(op)),
+        (DataBinding::Typed(elem), ReduceOp::Mul) => {
+            float_format(binding).map(|format| OrderedStep::Product { elem, format })
         }
-        _ if op != ReduceOp::Mul => return None,
-        DataBinding::Typed(ElemType::Float(FloatKind::F32)) => SumFormat::F32,
-        DataBinding::Typed(ElemType::Float(FloatKind::F16))
-        | DataBinding::Packed {
-            kind: WordKind::F16,
-            ..
-        } => SumFormat::F16,
-        DataBinding::Typed(ElemType::Float(FloatKind::BF16))
-        | DataBinding::Packed {
-            kind: WordKind::BF16,
-            ..
-        } => SumFormat::BF16,
-        _ => return None,
-    };
-    Some(match binding {
-        DataBinding::Typed(elem) => OrderedStep::Product { elem, format },
-        _ => OrderedStep::PackedProduct(format),
-    })
+        (_, ReduceOp::Mul) => float_format(binding).map(OrderedStep::PackedProduct),
+        _ => None,
+    }
 }
 
 /// The most rows one walk takes per launch on a runtime without plane operations (a CPU
