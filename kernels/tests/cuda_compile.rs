@@ -66,6 +66,10 @@ const KERNELS: [&str; 38] = [
     "scatter_nd_gather",
     "scatter_nd_gather_packed",
     "scatter_nd_link_rows",
+    "scatter_nd_listed_dispatch",
+    "scatter_nd_listed_sum",
+    "scatter_nd_listed_sum_heads",
+    "scatter_nd_listed_sum_packed",
     "scatter_nd_merge_runs",
     "scatter_nd_ordered_f64",
     "scatter_nd_ordered_packed",
@@ -78,8 +82,6 @@ const KERNELS: [&str; 38] = [
     "scatter_nd_segment_lists_packed",
     "scatter_nd_segment_lists_split",
     "scatter_nd_sort_runs",
-    "scatter_nd_sorted_sum",
-    "scatter_nd_sorted_sum_packed",
 ];
 
 /// Every element type the CUDA runtime binds that the operators take.
@@ -235,7 +237,7 @@ fn launch_every_scatter(client: &Client) {
         ScatterStrategy::Lists,
         ScatterStrategy::SegmentedLists,
         ScatterStrategy::Deterministic,
-        ScatterStrategy::SortedDeterministic,
+        ScatterStrategy::ListedDeterministic,
     ];
     let index_i32 = ElemType::Int(IntKind::I32);
     for elem in every_elem() {
@@ -379,8 +381,10 @@ fn every_kernel(client: &Client) -> BTreeMap<String, CapturedSource> {
                 "scatter_nd_ordered_product",
                 "scatter_nd_ordered_packed",
                 "scatter_nd_ordered_f64",
-                "scatter_nd_sorted_sum",
-                "scatter_nd_sorted_sum_packed",
+                "scatter_nd_listed_sum_heads",
+                "scatter_nd_listed_dispatch",
+                "scatter_nd_listed_sum",
+                "scatter_nd_listed_sum_packed",
                 "scatter_nd_reduce_lists_split",
                 "scatter_nd_segment_lists_packed",
                 "scatter_nd_segment_lists_split",

@@ -703,16 +703,26 @@ fn deterministic_packed_data_matches_the_host() {
     );
 }
 
-/// Deterministic `Add` by both of its strategies, scratch and atomics or walks along sorted
-/// rows (which CPU drivers take): on f32 and on 16-bit floats (packed where the runtime cannot
-/// bind them), two targets of 20,000 rows each (longer than a walk's span on CPU drivers, so
-/// the walks resume over launches), the same bits as each other and as the correctly rounded
-/// sum, exact in f64 here.
+/// Deterministic `Add` by both of its strategies, scratch and atomics or walks along each
+/// target's list of rows (which CPU drivers take): on f32 and on 16-bit floats (packed where
+/// the runtime cannot bind them), two targets of 20,000 rows each (longer than a walk's span on
+/// CPU drivers, so the walks resume over launches) and one of a single row, the same bits as
+/// each other and as the correctly rounded sum, exact in f64 here.
 #[test]
 fn deterministic_add_strategies_agree() {
     let Some(client) = client() else { return };
-    let (rows, len, slice) = (40_000usize, 3usize, 2usize);
-    let indices: Vec<i32> = (0..rows as i32).map(|r| 2 * (r % 2)).collect();
+    for slice in [2, 8] {
+        strategies_agree_on(&client, slice);
+    }
+}
+
+/// [`deterministic_add_strategies_agree`] with `slice` columns (8: the listed sums read whole
+/// vectors; 2: element by element), plus one target of a single row.
+fn strategies_agree_on(client: &Client, slice: usize) {
+    let (rows, len) = (40_001usize, 4usize);
+    let indices: Vec<i32> = (0..rows as i32)
+        .map(|r| if r == 40_000 { 3 } else { 2 * (r % 2) })
+        .collect();
     let reduction = ScatterReduction::Reduce(ReduceOp::Add);
     for elem in [
         ElemType::Float(FloatKind::F32),
@@ -745,7 +755,7 @@ fn deterministic_add_strategies_agree() {
         let mut results = Vec::new();
         for strategy in [
             ScatterStrategy::Deterministic,
-            ScatterStrategy::SortedDeterministic,
+            ScatterStrategy::ListedDeterministic,
         ] {
             let (result, used) = Scatter {
                 dims: vec![len],
@@ -753,22 +763,26 @@ fn deterministic_add_strategies_agree() {
                 strategy: Some(strategy),
                 ..Scatter::new(elem, &buffer, &indices, &updates, reduction)
             }
-            .run(&client)
+            .run(client)
             .unwrap();
             assert_eq!(used, strategy);
             for (i, &sum) in sums.iter().enumerate() {
                 assert_eq!(
                     element(&result, i, width),
                     encode(sum),
-                    "{elem} {strategy:?}: element {i} is not the correctly rounded sum {sum}"
+                    "{elem} {strategy:?} slice {slice}: element {i} is not the correctly \
+                     rounded sum {sum}"
                 );
             }
             assert!(
                 result[values.len()..].iter().all(|&b| b == GUARD_BYTE),
-                "{elem} {strategy:?}: guard bytes"
+                "{elem} {strategy:?} slice {slice}: guard bytes"
             );
             results.push(result);
         }
-        assert_eq!(results[0], results[1], "{elem}: the strategies differ");
+        assert_eq!(
+            results[0], results[1],
+            "{elem} slice {slice}: the strategies differ"
+        );
     }
 }

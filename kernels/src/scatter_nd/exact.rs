@@ -61,25 +61,22 @@ const NOT_NEGATIVE_ZERO: u32 = 8;
 /// flags of the special terms.
 #[cube]
 pub fn observe(scale: u32, flags: u32, term: u32) -> (u32, u32) {
+    // Selects, not branches: CPU drivers run both sides of a branch anyway.
     let exponent = (term >> 23u32) & 0xFFu32;
-    let mut new_scale = scale;
-    let mut new_flags = flags;
-    if exponent == 0xFFu32 {
-        if (term & 0x7F_FFFFu32) != 0u32 {
-            new_flags |= NAN;
-        } else if (term >> 31u32) != 0u32 {
-            new_flags |= NEGATIVE_INFINITY;
-        } else {
-            new_flags |= POSITIVE_INFINITY;
-        }
-    } else {
-        let scaled = select(exponent > 1u32, exponent, 1u32);
-        new_scale = select(scaled > scale, scaled, scale);
-    }
-    if term != 0x8000_0000u32 {
-        new_flags |= NOT_NEGATIVE_ZERO;
-    }
-    (new_scale, new_flags)
+    let special = exponent == 0xFFu32;
+    let infinity = select(
+        (term >> 31u32) != 0u32,
+        NEGATIVE_INFINITY,
+        POSITIVE_INFINITY,
+    );
+    let kind = select((term & 0x7F_FFFFu32) != 0u32, NAN, infinity);
+    let zero_sign = select(term != 0x8000_0000u32, NOT_NEGATIVE_ZERO, 0u32);
+    let scaled = select(exponent > 1u32, exponent, 1u32);
+    let larger = select(scaled > scale, scaled, scale);
+    (
+        select(special, scale, larger),
+        flags | select(special, kind, 0u32) | zero_sign,
+    )
 }
 
 /// Adds `w0` at word `k` and `w1` at word `k + 1` of the 4-word little-endian integer at
@@ -89,13 +86,7 @@ fn add_words(acc: &mut Array<u32>, base: usize, k: u32, w0: u32, w1: u32) {
     let mut carry = 0u32;
     #[unroll]
     for i in 0..4u32 {
-        let mut piece = 0u32;
-        if k == i {
-            piece = w0;
-        }
-        if k + 1u32 == i {
-            piece = w1;
-        }
+        let piece = select(k == i, w0, select(k + 1u32 == i, w1, 0u32));
         let partial = acc[base + i as usize] + piece;
         let sum = partial + carry;
         carry = u32::cast_from(partial < piece || sum < carry);
@@ -116,25 +107,20 @@ pub fn term_parts(scale: u32, term: u32) -> (u32, u32, u32, u32) {
     if exponent == 0xFFu32 {
         significand = 0u32;
     }
-    // The term's lowest bit sits `shift` bits above the grid's (negative: below it).
+    // The term's lowest bit sits `shift` bits above the grid's (negative: below it). Selects,
+    // not branches: CPU drivers run both sides of a branch anyway.
     let scaled = select(exponent > 1u32, exponent, 1u32);
     let shift = i32::cast_from(scaled) + GUARD_BITS - i32::cast_from(scale);
-    let mut k = 0u32;
-    let mut w0 = significand;
-    let mut w1 = 0u32;
-    if shift >= 0i32 {
-        let up = u32::cast_from(shift);
-        let offset = up % 32u32;
-        k = up / 32u32;
-        w0 <<= offset;
-        // Two shifts, so that an offset of 0 never shifts by 32.
-        w1 = (significand >> (31u32 - offset)) >> 1u32;
-    } else if shift > -24i32 {
-        w0 >>= u32::cast_from(-shift);
-    } else {
-        w0 = 0u32;
-    }
-    (term >> 31u32, k, w0, w1)
+    let up = u32::cast_from(select(shift > 0i32, shift, 0i32));
+    let down = u32::cast_from(select(shift < 0i32, -shift, 0i32));
+    let offset = up % 32u32;
+    let above = shift >= 0i32;
+    // Two shifts, so that an offset of 0 never shifts by 32, nor a term far below the grid.
+    let below =
+        (significand >> select(down < 31u32, down, 31u32)) >> select(down < 31u32, 0u32, 1u32);
+    let w0 = select(above, significand << offset, below);
+    let w1 = select(above, (significand >> (31u32 - offset)) >> 1u32, 0u32);
+    (term >> 31u32, up / 32u32, w0, w1)
 }
 
 /// Adds the finite term of `f32` bits `term` on the grid of `scale` to `positive` or
@@ -154,11 +140,67 @@ pub fn add_term_at(
     term: u32,
 ) {
     let (sign, k, w0, w1) = term_parts(scale, term);
-    if sign != 0u32 {
-        add_words(negative, base, k, w0, w1);
-    } else {
-        add_words(positive, base, k, w0, w1);
+    let negative_term = sign != 0u32;
+    add_words(
+        positive,
+        base,
+        k,
+        select(negative_term, 0u32, w0),
+        select(negative_term, 0u32, w1),
+    );
+    add_words(
+        negative,
+        base,
+        k,
+        select(negative_term, w0, 0u32),
+        select(negative_term, w1, 0u32),
+    );
+}
+
+/// Adds the finite term of `f32` bits `term` on the grid of `scale` to the 4-word
+/// two's-complement sum at `sum[base..]`: one add with carries where [`add_term_at`] keeps two
+/// magnitudes. Exact while the sum's magnitude stays below 2^127: fewer than 2^31 terms (each
+/// below 2^96 on the grid).
+#[cube]
+pub fn add_signed_term_at(sum: &mut Array<u32>, base: usize, scale: u32, term: u32) {
+    let (sign, k, w0, w1) = term_parts(scale, term);
+    // A negative term adds the complement of its magnitude, plus one.
+    let flip = 0u32 - sign;
+    let mut carry = sign;
+    #[unroll]
+    for i in 0..4u32 {
+        let piece = select(k == i, w0, select(k + 1u32 == i, w1, 0u32)) ^ flip;
+        let partial = sum[base + i as usize] + piece;
+        let total = partial + carry;
+        carry = u32::cast_from(partial < piece || total < carry);
+        sum[base + i as usize] = total;
     }
+}
+
+/// [`round_sum`] of the 4-word two's-complement sum at `sum[base..]` (see
+/// [`add_signed_term_at`]).
+#[cube]
+pub fn round_signed_sum(
+    sum: &Array<u32>,
+    base: usize,
+    scale: u32,
+    flags: u32,
+    #[comptime] format: SumFormat,
+) -> u32 {
+    // The magnitudes `round_sum` takes: the sum itself, or its negation from zero.
+    let negative = (sum[base + 3] >> 31u32) != 0u32;
+    let mut positive_words = Array::<u32>::new(4usize);
+    let mut negative_words = Array::<u32>::new(4usize);
+    let mut carry = 1u32;
+    #[unroll]
+    for i in 0..4usize {
+        let word = sum[base + i];
+        let negated = !word + carry;
+        carry = u32::cast_from(carry != 0u32 && word == 0u32);
+        positive_words[i] = select(negative, 0u32, word);
+        negative_words[i] = select(negative, negated, 0u32);
+    }
+    round_sum(&positive_words, &negative_words, scale, flags, format)
 }
 
 /// The 32 bits of the 4-word integer `value` from bit `start` (0 to 127) up; bits past the top

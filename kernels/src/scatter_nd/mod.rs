@@ -22,10 +22,10 @@
 //! - **Deterministic**: a result that depends on the operands alone. `Assign` lists keep only
 //!   their latest row in index order (an atomic maximum); float `Add` sums exactly on integer
 //!   grids with 32-bit atomics and rounds once (`scatter_nd_exact_*`, see `exact_add.rs`), or
-//!   with [`ScatterStrategy::SortedDeterministic`] (CPU drivers) the same sum along rows sorted
-//!   by target (`scatter_nd_sorted_sum`, see `sorted_sum.rs`); float `Mul` and `f64` `Add` sort
-//!   the rows by target stably and combine each target's updates in index order
-//!   (`ordered.rs`); the reductions that are exact in any order walk the lists (one per
+//!   with [`ScatterStrategy::ListedDeterministic`] (CPU drivers) the same sum along each
+//!   target's list of rows (`scatter_nd_listed_sum*`, see `listed_sum.rs`); float `Mul` and
+//!   `f64` `Add` sort the rows by target stably and combine each target's updates in index
+//!   order (`ordered.rs`); the reductions that are exact in any order walk the lists (one per
 //!   target).
 //!
 //! Float `Min`/`Max` rank `-0.0` below `+0.0` and never let a NaN update win, choosing on raw
@@ -45,9 +45,9 @@ mod exact_add;
 mod indices;
 mod kernel;
 mod launch;
+mod listed_sum;
 mod ordered;
 mod packed;
-mod sorted_sum;
 mod split;
 
 pub use exact::SumFormat;
@@ -66,6 +66,10 @@ pub use launch::{
     ScatterStrategy, data_in_words, deterministic_strategy, launch_gather_nd, launch_scatter_nd,
     list_buckets, scatter_strategy,
 };
+pub use listed_sum::{
+    ListedSumStep, SUM_COLUMNS, WALK_CUBE, scatter_nd_listed_dispatch, scatter_nd_listed_sum,
+    scatter_nd_listed_sum_heads, scatter_nd_listed_sum_packed,
+};
 pub use ordered::{
     SORT_RUN, scatter_nd_merge_runs, scatter_nd_ordered_f64, scatter_nd_ordered_packed,
     scatter_nd_ordered_product, scatter_nd_sort_runs,
@@ -73,8 +77,5 @@ pub use ordered::{
 pub use packed::{
     WordKind, scatter_nd_gather_packed, scatter_nd_reduce_lists_packed,
     scatter_nd_segment_lists_packed,
-};
-pub use sorted_sum::{
-    SUM_COLUMNS, SortedSumStep, scatter_nd_sorted_sum, scatter_nd_sorted_sum_packed,
 };
 pub use split::{scatter_nd_reduce_lists_split, scatter_nd_segment_lists_split};

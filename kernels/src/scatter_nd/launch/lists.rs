@@ -7,7 +7,8 @@ use cubecl::prelude::*;
 use cubecl::server::Handle;
 
 use super::indices::{BoundIndices, dims_arg};
-use super::ordered::{launch_ordered, launch_sorted_sum, ordered_step};
+use super::listed_sum::launch_listed_sum;
+use super::ordered::{launch_ordered, ordered_step};
 use super::strategy::{DataBinding, selection_bits};
 use crate::launch::elementwise_geometry;
 use crate::scatter_nd::{
@@ -209,9 +210,9 @@ pub(super) unsafe fn launch_lists(
     };
     // The walks along rows sorted by target need the rows' targets only: no lists.
     let ordered = ordered_step(binding, op).filter(|_| deterministic);
-    let sorted_sum =
-        exact_sum_format(binding, op).filter(|_| strategy == ScatterStrategy::SortedDeterministic);
-    let link = if ordered.is_some() || sorted_sum.is_some() {
+    let listed_sum =
+        exact_sum_format(binding, op).filter(|_| strategy == ScatterStrategy::ListedDeterministic);
+    let link = if ordered.is_some() {
         RowLink::None
     } else if deterministic && op.is_none() {
         RowLink::Latest
@@ -266,12 +267,12 @@ pub(super) unsafe fn launch_lists(
             launch_ordered(client, lists, &row_targets, step);
             return;
         }
-        if let Some(format) = sorted_sum {
+        if let Some(format) = listed_sum {
             let typed = match binding {
                 DataBinding::Typed(elem) => Some(elem),
                 _ => None,
             };
-            launch_sorted_sum(client, lists, &row_targets, format, typed);
+            launch_listed_sum(client, lists, [&heads, &next, &row_targets], format, typed);
             return;
         }
         let heads_arg = || BufferArg::from_raw_parts(heads.clone(), lists_len);

@@ -2,6 +2,7 @@
 
 mod checks;
 mod indices;
+mod listed_sum;
 mod lists;
 mod ordered;
 mod strategy;

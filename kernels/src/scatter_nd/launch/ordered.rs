@@ -1,6 +1,6 @@
 //! The deterministic walks along rows sorted by target, stably: float `Mul` and `f64` `Add`
-//! combine each target's updates in index order (see `scatter_nd/ordered.rs`), and on CPU
-//! drivers float `Add` sums them exactly (`scatter_nd/sorted_sum.rs`).
+//! combine each target's updates in index order (see `scatter_nd/ordered.rs`); and the bounds
+//! of walks on CPU drivers ([`Walks`]), which the listed sums share.
 
 use crate::capture::launch_unchecked;
 use cubecl::ir::{ElemType, FloatKind};
@@ -11,10 +11,9 @@ use super::lists::{ListsLaunch, float_format};
 use super::strategy::DataBinding;
 use crate::launch::{elementwise_geometry, has_planes};
 use crate::scatter_nd::{
-    EXACT_META_WORDS, EXACT_SUM_WORDS, ReduceOp, SORT_RUN, SUM_COLUMNS, SortedSumStep, SumFormat,
-    scatter_nd_clear, scatter_nd_merge_runs, scatter_nd_ordered_f64, scatter_nd_ordered_packed,
-    scatter_nd_ordered_product, scatter_nd_sort_runs, scatter_nd_sorted_sum,
-    scatter_nd_sorted_sum_packed,
+    ReduceOp, SORT_RUN, SumFormat, WALK_CUBE, scatter_nd_clear, scatter_nd_merge_runs,
+    scatter_nd_ordered_f64, scatter_nd_ordered_packed, scatter_nd_ordered_product,
+    scatter_nd_sort_runs,
 };
 
 /// Which walk a deterministic reduction takes to combine in index order.
@@ -105,9 +104,9 @@ unsafe fn sort_rows(
 /// `span` has more than `span` rows, so at most `rows / span` targets have one, each with
 /// `per_row` units (columns, or groups of them): `capacity` of them. Their count starts at
 /// zero wherever one can go on.
-struct Walks {
-    span: usize,
-    capacity: usize,
+pub(super) struct Walks {
+    pub span: usize,
+    pub capacity: usize,
     count: Handle,
     list: Handle,
 }
@@ -116,7 +115,7 @@ impl Walks {
     /// # Safety
     ///
     /// `address` fits the launch.
-    unsafe fn new(
+    pub unsafe fn new(
         client: &Client,
         rows: usize,
         per_row: usize,
@@ -148,17 +147,27 @@ impl Walks {
         walks
     }
 
-    /// The geometry of a launch over every unit, or with `resume` the listed ones.
-    fn geometry(&self, client: &Client, units: usize, resume: bool) -> (CubeCount, CubeDim) {
-        elementwise_geometry(client, if resume { self.capacity } else { units })
+    /// The geometry of a launch over every unit, or with `resume` over the listed ones, in
+    /// small cubes ([`WALK_CUBE`] units) so that a few long walks spread over a CPU driver's
+    /// threads (one per cube).
+    pub fn geometry(&self, client: &Client, units: usize, resume: bool) -> (CubeCount, CubeDim) {
+        if resume {
+            let dim = CubeDim::new_1d(WALK_CUBE);
+            (
+                cubecl::calculate_cube_count_elemwise(client, self.capacity, dim),
+                dim,
+            )
+        } else {
+            elementwise_geometry(client, units)
+        }
     }
 
-    fn count_arg(&self) -> BufferArg {
+    pub fn count_arg(&self) -> BufferArg {
         // SAFETY: `count` holds one u32, allocated above.
         unsafe { BufferArg::from_raw_parts(self.count.clone(), 1) }
     }
 
-    fn list_arg(&self) -> BufferArg {
+    pub fn list_arg(&self) -> BufferArg {
         // SAFETY: `list` holds `capacity` u32, allocated above.
         unsafe { BufferArg::from_raw_parts(self.list.clone(), self.capacity) }
     }
@@ -267,124 +276,6 @@ pub(super) unsafe fn launch_ordered(
                         op,
                     ));
                 }
-            }
-        }
-    }
-}
-
-/// The most rows a sorted sum's walk takes per launch on a CPU driver: it walks them twice
-/// (the columns of a group share each step).
-const CPU_SUM_SPAN: usize = 1 << 14;
-
-/// Deterministic float `Add` along rows sorted by target (see `scatter_nd/sorted_sum.rs`): the
-/// exact sum rounded to `format`, on data typed as `data_elem`, or packed two to a word.
-///
-/// # Safety
-///
-/// As [`launch_ordered`].
-pub(super) unsafe fn launch_sorted_sum(
-    client: &Client,
-    lists: &ListsLaunch,
-    row_targets: &Handle,
-    format: SumFormat,
-    data_elem: Option<ElemType>,
-) {
-    let ListsLaunch {
-        output,
-        updates,
-        rows,
-        slice,
-        output_len,
-        units,
-        address,
-        ..
-    } = lists;
-    let (rows, slice, units, address) = (*rows, *slice, *units, *address);
-    // One unit per sorted row and group of `SUM_COLUMNS` columns.
-    let groups = slice.div_ceil(SUM_COLUMNS);
-    let group_units = rows * groups;
-    // SAFETY (every launch): as in `launch_ordered`, with units guarded against `group_units`
-    // and columns against `slice`; the walk state holds `capacity` entries of `SUM_COLUMNS`
-    // columns' words, indexed by list slots below it.
-    unsafe {
-        let sorted = sort_rows(client, row_targets, rows, address);
-        let walks = Walks::new(client, rows, groups, CPU_SUM_SPAN, address);
-        let span = walks.span;
-        let (meta_len, sum_len) = (
-            walks.capacity * SUM_COLUMNS * EXACT_META_WORDS,
-            walks.capacity * SUM_COLUMNS * EXACT_SUM_WORDS,
-        );
-        let meta = client.empty(meta_len * size_of::<u32>());
-        let sums = [(); 2].map(|_| client.empty(sum_len * size_of::<u32>()));
-        let mut steps = vec![(SortedSumStep::Start, 0)];
-        if span < rows {
-            steps.extend(
-                (span..rows)
-                    .step_by(span)
-                    .map(|first| (SortedSumStep::Observe, first)),
-            );
-            steps.extend(
-                (0..rows)
-                    .step_by(span)
-                    .map(|first| (SortedSumStep::Sum, first)),
-            );
-            steps.push((SortedSumStep::Finish, 0));
-        }
-        for (step, first) in steps {
-            let (cubes, dim) = walks.geometry(client, group_units, step != SortedSumStep::Start);
-            let order = BufferArg::from_raw_parts(sorted.clone(), rows);
-            let targets = BufferArg::from_raw_parts(row_targets.clone(), rows);
-            let meta = BufferArg::from_raw_parts(meta.clone(), meta_len);
-            let positive = BufferArg::from_raw_parts(sums[0].clone(), sum_len);
-            let negative = BufferArg::from_raw_parts(sums[1].clone(), sum_len);
-            match data_elem {
-                Some(elem) => launch_unchecked!(scatter_nd_sorted_sum(
-                    client,
-                    cubes,
-                    dim,
-                    address,
-                    BufferArg::from_raw_parts(output.clone(), *output_len),
-                    BufferArg::from_raw_parts(updates.clone(), units),
-                    order,
-                    targets,
-                    walks.count_arg(),
-                    walks.list_arg(),
-                    meta,
-                    positive,
-                    negative,
-                    slice,
-                    groups,
-                    group_units,
-                    rows,
-                    first,
-                    span,
-                    step,
-                    format,
-                    elem,
-                )),
-                None => launch_unchecked!(scatter_nd_sorted_sum_packed(
-                    client,
-                    cubes,
-                    dim,
-                    address,
-                    BufferArg::from_raw_parts(output.clone(), output_len.div_ceil(2)),
-                    BufferArg::from_raw_parts(updates.clone(), units.div_ceil(2)),
-                    order,
-                    targets,
-                    walks.count_arg(),
-                    walks.list_arg(),
-                    meta,
-                    positive,
-                    negative,
-                    slice,
-                    groups,
-                    group_units,
-                    rows,
-                    first,
-                    span,
-                    step,
-                    format,
-                )),
             }
         }
     }

@@ -44,12 +44,13 @@ pub enum ScatterStrategy {
     /// (and `f64` `Add`) combines them in index order; the other reductions are exact in any
     /// order and walk as in `Lists`.
     Deterministic,
-    /// [`Deterministic`](Self::Deterministic) with float `Add`'s exact sum taken along the rows
-    /// sorted by target (one unit per target element walks them) instead of with scratch per
-    /// element and atomics: the same bits. The choice of CPU drivers, which pay for each pass
-    /// over the updates more than for a long walk; GPUs run the walks of hot targets on few
-    /// units.
-    SortedDeterministic,
+    /// [`Deterministic`](Self::Deterministic) with float `Add`'s exact sum taken along each
+    /// target's list of rows (the unit of the list's head walks it, per group of columns)
+    /// instead of with scratch per element and atomics: the same bits. The choice of CPU
+    /// drivers, which pay for each pass over the updates, and for every instruction of a
+    /// kernel whichever branch a unit takes, more than for a long walk; GPUs run the walks of
+    /// hot targets on few units.
+    ListedDeterministic,
 }
 
 impl ScatterStrategy {
@@ -57,19 +58,19 @@ impl ScatterStrategy {
     pub fn uses_lists(self) -> bool {
         matches!(
             self,
-            Self::Lists | Self::SegmentedLists | Self::Deterministic | Self::SortedDeterministic
+            Self::Lists | Self::SegmentedLists | Self::Deterministic | Self::ListedDeterministic
         )
     }
 
     /// Whether this is one of the deterministic strategies.
     pub fn is_deterministic(self) -> bool {
-        matches!(self, Self::Deterministic | Self::SortedDeterministic)
+        matches!(self, Self::Deterministic | Self::ListedDeterministic)
     }
 }
 
 /// The strategy for a scatter whose result must not depend on timing:
 /// [`ScatterStrategy::Deterministic`] (on CPU drivers, without plane operations,
-/// [`ScatterStrategy::SortedDeterministic`]) for `Assign` and float `Add`/`Mul`, whose other
+/// [`ScatterStrategy::ListedDeterministic`]) for `Assign` and float `Add`/`Mul`, whose other
 /// strategies combine duplicates in arrival order, and [`scatter_strategy`]'s choice for the
 /// reductions that are exact in any order (integers, `Min`, `Max`). With it float `Add` sums
 /// exactly (16- and 32-bit floats), and float `Mul` and `f64` `Add` combine in index order.
@@ -87,7 +88,7 @@ pub fn deterministic_strategy(
     if timed && has_planes(client) {
         ScatterStrategy::Deterministic
     } else if timed {
-        ScatterStrategy::SortedDeterministic
+        ScatterStrategy::ListedDeterministic
     } else {
         scatter_strategy(client, data_elem, reduction)
     }

@@ -1,0 +1,229 @@
+//! Deterministic float `Add` along each target's list of rows (see `scatter_nd/listed_sum.rs`):
+//! the short pass over every row, the walks of the listed heads (a launch sized on the device),
+//! and the further launches of the walks longer than a CPU driver's span.
+
+use crate::capture::launch_unchecked;
+use cubecl::ir::{ElemType, FloatKind, UIntKind};
+use cubecl::prelude::*;
+use cubecl::server::Handle;
+
+use super::lists::ListsLaunch;
+use super::ordered::Walks;
+use crate::launch::{elementwise_geometry, vector_size_for};
+use crate::scatter_nd::{
+    EXACT_META_WORDS, EXACT_SUM_WORDS, ListedSumStep, SUM_COLUMNS, SumFormat, WALK_CUBE,
+    scatter_nd_clear, scatter_nd_listed_dispatch, scatter_nd_listed_sum,
+    scatter_nd_listed_sum_heads, scatter_nd_listed_sum_packed,
+};
+
+/// The most rows a listed sum's walk takes per launch on a CPU driver: it walks them twice
+/// (the columns of a group share each step).
+const CPU_SUM_SPAN: usize = 1 << 14;
+
+/// The exact sum rounded to `format` of each target's value and updates, on data typed as
+/// `data_elem` or packed two to a word (`None`), from the lists `heads` and `next` (one per
+/// target, linked by `scatter_nd_link_rows`) and the rows' targets.
+///
+/// # Safety
+///
+/// As `launch_lists`: the buffers of `lists` hold what its sizes say; `heads` holds
+/// `lists.targets` list heads, `next` and `row_targets` `lists.rows` links and targets, each
+/// target below `lists.targets` or the skip marker.
+pub(super) unsafe fn launch_listed_sum(
+    client: &Client,
+    lists: &ListsLaunch,
+    [heads, next, row_targets]: [&Handle; 3],
+    format: SumFormat,
+    data_elem: Option<ElemType>,
+) {
+    let ListsLaunch {
+        output,
+        updates,
+        rows,
+        slice,
+        targets,
+        output_len,
+        units,
+        address,
+        ..
+    } = lists;
+    let (rows, slice, units, address) = (*rows, *slice, *units, *address);
+    // One unit per update row and group of `SUM_COLUMNS` columns.
+    let groups = slice.div_ceil(SUM_COLUMNS);
+    let group_units = rows * groups;
+    let (data_len, update_len) = match data_elem {
+        Some(_) => (*output_len, units),
+        None => (output_len.div_ceil(2), units.div_ceil(2)),
+    };
+    // The walks read each row's group of columns in vectors of four 32-bit lanes where whole
+    // vectors cover the groups (a slice of a multiple of 4 elements, or of 8 packed ones).
+    let vector = if slice % (4 * if data_elem.is_some() { 1 } else { 2 }) == 0 {
+        vector_size_for(client, &[4]).min(4)
+    } else {
+        1
+    };
+    let heads_vector = if data_elem.is_some() { vector } else { 1 };
+    let work_count = client.empty(size_of::<u32>());
+    let work = client.empty(group_units * size_of::<u32>());
+    // The launch's cube count, in a buffer of its own: wgpu refuses a dispatch that reads its
+    // count from a buffer the kernel also binds, and small allocations share pooled buffers.
+    let dispatch = client.memory_dedicated_allocation((), |()| client.empty(3 * size_of::<u32>()));
+    // SAFETY (every launch): the lists hold `targets`, `rows` and `rows` u32, `work` a slot for
+    // every unit and `dispatch` three words; the kernels guard their units against
+    // `group_units` (or a list's length and count), columns against `slice`, list cursors
+    // against `rows`, and write target elements below `output_len` (targets below `targets`,
+    // as the caller checked); the walk state holds `capacity` entries, indexed by list slots
+    // below it.
+    unsafe {
+        let walks = Walks::new(client, rows, groups, CPU_SUM_SPAN, address);
+        let span = walks.span;
+        let (one_cube, one_dim) = elementwise_geometry(client, 1);
+        launch_unchecked!(scatter_nd_clear(
+            client,
+            one_cube.clone(),
+            one_dim,
+            address,
+            BufferArg::from_raw_parts(work_count.clone(), 1),
+            1,
+        ));
+        let heads_arg = BufferArg::from_raw_parts(heads.clone(), (*targets).max(1));
+        let next_arg = || BufferArg::from_raw_parts(next.clone(), rows);
+        let targets_arg = || BufferArg::from_raw_parts(row_targets.clone(), rows);
+        let work_count_arg = || BufferArg::from_raw_parts(work_count.clone(), 1);
+        let work_arg = || BufferArg::from_raw_parts(work.clone(), group_units);
+        let fast = data_elem == Some(ElemType::Float(FloatKind::F32));
+        let (cubes, dim) = elementwise_geometry(client, group_units);
+        launch_unchecked!(scatter_nd_listed_sum_heads(
+            client,
+            cubes,
+            dim,
+            address,
+            heads_vector,
+            BufferArg::from_raw_parts(output.clone(), data_len),
+            BufferArg::from_raw_parts(updates.clone(), update_len),
+            heads_arg,
+            next_arg(),
+            targets_arg(),
+            work_count_arg(),
+            work_arg(),
+            slice,
+            groups,
+            group_units,
+            fast,
+            data_elem.unwrap_or(ElemType::UInt(UIntKind::U32)),
+        ));
+        launch_unchecked!(scatter_nd_listed_dispatch(
+            client,
+            one_cube,
+            one_dim,
+            address,
+            BufferArg::from_raw_parts(work_count.clone(), 1),
+            BufferArg::from_raw_parts(dispatch.clone(), 3),
+        ));
+        let (meta_len, sum_len) = (
+            walks.capacity * SUM_COLUMNS * EXACT_META_WORDS,
+            walks.capacity * SUM_COLUMNS * EXACT_SUM_WORDS,
+        );
+        let meta = client.empty(meta_len * size_of::<u32>());
+        let sums = client.empty(sum_len * size_of::<u32>());
+        let cursors = client.empty(walks.capacity * size_of::<u32>());
+        let mut steps = vec![(ListedSumStep::Start, 0)];
+        if span < rows {
+            steps.extend(
+                (span..rows)
+                    .step_by(span)
+                    .map(|first| (ListedSumStep::Observe, first)),
+            );
+            steps.extend(
+                (0..rows)
+                    .step_by(span)
+                    .map(|first| (ListedSumStep::Sum, first)),
+            );
+            steps.push((ListedSumStep::Finish, 0));
+        }
+        for (step, first) in steps {
+            // The first launch runs the units the heads pass listed and lists the walks that go
+            // on; the later ones run those (the work list is then a spare pair of arguments).
+            let start = step == ListedSumStep::Start;
+            let (cubes, dim) = if start {
+                (
+                    CubeCount::Dynamic(dispatch.clone().binding()),
+                    CubeDim::new_1d(WALK_CUBE),
+                )
+            } else {
+                walks.geometry(client, group_units, true)
+            };
+            let [listed_count, listed, pending_count, pending] = if start {
+                [
+                    work_count_arg(),
+                    work_arg(),
+                    walks.count_arg(),
+                    walks.list_arg(),
+                ]
+            } else {
+                [
+                    walks.count_arg(),
+                    walks.list_arg(),
+                    work_count_arg(),
+                    work_arg(),
+                ]
+            };
+            let meta = BufferArg::from_raw_parts(meta.clone(), meta_len);
+            let sums = BufferArg::from_raw_parts(sums.clone(), sum_len);
+            let cursors = BufferArg::from_raw_parts(cursors.clone(), walks.capacity);
+            match data_elem {
+                Some(elem) => launch_unchecked!(scatter_nd_listed_sum(
+                    client,
+                    cubes,
+                    dim,
+                    address,
+                    vector,
+                    BufferArg::from_raw_parts(output.clone(), data_len),
+                    BufferArg::from_raw_parts(updates.clone(), update_len),
+                    next_arg(),
+                    targets_arg(),
+                    listed_count,
+                    listed,
+                    pending_count,
+                    pending,
+                    meta,
+                    sums,
+                    cursors,
+                    slice,
+                    groups,
+                    group_units,
+                    first,
+                    span,
+                    step,
+                    format,
+                    elem,
+                )),
+                None => launch_unchecked!(scatter_nd_listed_sum_packed(
+                    client,
+                    cubes,
+                    dim,
+                    address,
+                    vector,
+                    BufferArg::from_raw_parts(output.clone(), data_len),
+                    BufferArg::from_raw_parts(updates.clone(), update_len),
+                    next_arg(),
+                    targets_arg(),
+                    listed_count,
+                    listed,
+                    pending_count,
+                    pending,
+                    meta,
+                    sums,
+                    cursors,
+                    slice,
+                    groups,
+                    group_units,
+                    first,
+                    span,
+                    step,
+                    format,
+                )),
+            }
+        }
+    }
+}

@@ -1,0 +1,651 @@
+//! Deterministic float `Add` along each target's list of rows
+//! ([`ScatterStrategy::ListedDeterministic`](super::ScatterStrategy)): the same exact sum as
+//! `exact_add.rs` ([`super::exact`]), which no order of the terms changes, so the rows need no
+//! sort. Each update row pushes itself onto its target's list (`scatter_nd_link_rows`); the
+//! unit of each list's head, per group of [`SUM_COLUMNS`] columns, walks the list twice, for the
+//! largest exponent and for the terms, and rounds, with no scratch per update element.
+//!
+//! Built for CPU drivers, which run every instruction of a kernel for every group of lanes
+//! whichever way its branches go (llvmpipe masks both sides), so that each unit pays for the
+//! kernel's longest path. [`scatter_nd_listed_sum_heads()`] therefore runs over every row with
+//! short code: the head of a list of one row adds its `f32` update with the hardware, where
+//! that is the exact sum rounded (no value subnormal, infinite or NaN), and every other head
+//! unit is listed for [`scatter_nd_listed_sum()`], which runs over the listed units only (a
+//! launch sized on the device by [`scatter_nd_listed_dispatch()`]).
+//!
+//! A walk takes at most `span` rows per launch (CPU drivers end a shader's loops after 65,535
+//! iterations in all): a longer one lists its unit in [`ListedSumStep::Start`], keeping its
+//! state (exponents and where the walk stands) in the list's slot, and further launches run only
+//! the listed units: [`ListedSumStep::Observe`] the exponents of the next `span` rows, then
+//! [`ListedSumStep::Sum`] their terms, from the head again, then [`ListedSumStep::Finish`]
+//! rounds.
+
+use cubecl::prelude::*;
+
+use super::exact::{SumFormat, add_signed_term_at, observe, round_signed_sum};
+use super::exact_add::{EXACT_META_WORDS, EXACT_SUM_WORDS, typed_term, widen};
+use super::indices::SKIPPED;
+use super::ordered::{list_pending, unit_position};
+
+/// Columns one unit of a listed sum takes.
+pub const SUM_COLUMNS: usize = 8;
+
+/// Units per cube of the walks' launches: few, so that the walks of a few hot targets spread
+/// over the cores of a CPU driver, which runs each cube on one thread.
+pub const WALK_CUBE: u32 = 8;
+
+/// What the units of one launch of [`scatter_nd_listed_sum()`] do (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ListedSumStep {
+    /// The units [`scatter_nd_listed_sum_heads()`] listed: a list that fits the span is summed
+    /// whole, a longer one lists its unit and keeps the exponents of its first `span` rows.
+    Start,
+    /// Listed units: the exponents of the next `span` rows.
+    Observe,
+    /// Listed units: the terms of the next `span` rows (with `first == 0`, from the head, and
+    /// the current values).
+    Sum,
+    /// Listed units: round and write.
+    Finish,
+}
+
+/// Where a unit works: its update row (a list's head), its first column and how many of the
+/// group's columns the slice has.
+#[derive(CubeType)]
+struct Columns {
+    row: usize,
+    first: usize,
+    count: usize,
+}
+
+#[cube]
+fn columns(unit: usize, slice: usize, groups: usize) -> Columns {
+    let row = unit / groups;
+    let first = (unit - row * groups) * SUM_COLUMNS;
+    let left = slice - first;
+    Columns {
+        row,
+        first,
+        count: select(left < SUM_COLUMNS, left, SUM_COLUMNS),
+    }
+}
+
+/// Whether `f32` bits are zero or a normal number: the values whose hardware sum no runtime's
+/// flushing of subnormals changes.
+#[cube]
+fn zero_or_normal(bits: u32) -> bool {
+    let exponent = (bits >> 23u32) & 0xFFu32;
+    exponent != 0xFFu32 && (exponent != 0u32 || (bits & 0x7FFF_FFFFu32) == 0u32)
+}
+
+/// The `f32` bits of the group's `count` columns of the slice whose first column is element
+/// `element` of `data` (zeros past them): typed data one element a lane, `packed` data two a
+/// 32-bit lane. With vectors of several lanes the caller keeps `element` and the slice a
+/// multiple of a vector's elements, so that whole vectors cover the columns: CPU drivers load
+/// each vector lane by lane, so one load of four lanes costs little more than one of one.
+#[cube]
+fn load_columns<T: Numeric, N: Size>(
+    data: &[Vector<T, N>],
+    element: usize,
+    count: usize,
+    #[comptime] packed: Option<SumFormat>,
+) -> Array<u32> {
+    let lanes = data.vector_size();
+    let per_lane = comptime!(if packed.is_some() { 2 } else { 1 });
+    let per_vector = comptime!(lanes * per_lane);
+    let mut terms = Array::<u32>::new(SUM_COLUMNS);
+    #[unroll]
+    for j in 0..SUM_COLUMNS {
+        terms[j] = 0u32;
+    }
+    if comptime!(lanes == 1) {
+        #[unroll]
+        for j in 0..SUM_COLUMNS {
+            if j < count {
+                let at = element + j;
+                if comptime!(packed.is_some()) {
+                    let word = u32::cast_from(data[at / 2usize].extract(0usize));
+                    let half = (word >> (((at % 2usize) as u32) * 16u32)) & 0xFFFFu32;
+                    terms[j] =
+                        u32::reinterpret(widen(half, comptime!(packed.unwrap_or(SumFormat::F16))));
+                } else {
+                    terms[j] = typed_term::<T>(data[at].extract(0usize));
+                }
+            }
+        }
+    } else {
+        let first_vector = element / per_vector;
+        #[unroll]
+        for v in 0..comptime!(SUM_COLUMNS.div_ceil(per_vector)) {
+            if comptime!(v * per_vector) < count {
+                let value = data[first_vector + v];
+                #[unroll]
+                for lane in 0..lanes {
+                    let column = comptime!(v * per_vector + lane * per_lane);
+                    if comptime!(packed.is_some()) {
+                        let format = comptime!(packed.unwrap_or(SumFormat::F16));
+                        let word = u32::cast_from(value.extract(lane));
+                        terms[column] = u32::reinterpret(widen(word & 0xFFFFu32, format));
+                        terms[comptime!(column + 1)] =
+                            u32::reinterpret(widen(word >> 16u32, format));
+                    } else {
+                        terms[column] = typed_term::<T>(value.extract(lane));
+                    }
+                }
+            }
+        }
+    }
+    terms
+}
+
+/// Stores the group's `count` columns `values` to the typed slice whose first column is element
+/// `element` of `data`, in whole vectors as [`load_columns`] reads them.
+#[cube]
+fn store_columns<T: Numeric, N: Size>(
+    data: &mut [Vector<T, N>],
+    element: usize,
+    count: usize,
+    values: &Array<f32>,
+) {
+    let lanes = data.vector_size();
+    if comptime!(lanes == 1) {
+        #[unroll]
+        for j in 0..SUM_COLUMNS {
+            if j < count {
+                data[element + j] = Vector::<T, N>::new(T::cast_from(values[j]));
+            }
+        }
+    } else {
+        let first_vector = element / lanes;
+        #[unroll]
+        for v in 0..comptime!(SUM_COLUMNS.div_ceil(lanes)) {
+            if comptime!(v * lanes) < count {
+                let mut value = Vector::<T, N>::new(T::from_int(0));
+                #[unroll]
+                for lane in 0..lanes {
+                    value.insert(lane, T::cast_from(values[comptime!(v * lanes + lane)]));
+                }
+                data[first_vector + v] = value;
+            }
+        }
+    }
+}
+
+/// Listed sums, step 1, one unit per update row and group of columns: the unit of a list's head
+/// adds a sole row's `f32` update with the hardware (`fast`, typed `f32` data) where its operands
+/// are zero or normal and the sum normal: then the hardware's sum is the exact sum rounded to
+/// nearest even. Every other head unit is listed in `work` for [`scatter_nd_listed_sum()`].
+#[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
+pub fn scatter_nd_listed_sum_heads<T: Numeric, N: Size>(
+    output: &mut [Vector<T, N>],
+    updates: &[Vector<T, N>],
+    heads: &[u32],
+    next: &[u32],
+    targets: &[u32],
+    work_count: &mut [Atomic<u32>],
+    work: &mut [u32],
+    slice: usize,
+    groups: usize,
+    units: usize,
+    #[comptime] fast: bool,
+    #[define(T)] _data: ElemType,
+) {
+    let unit = ABSOLUTE_POS;
+    if unit >= units {
+        terminate!();
+    }
+    let cols = columns(unit, slice, groups);
+    let target = targets[cols.row];
+    let mut heads_list = target != SKIPPED;
+    if heads_list {
+        heads_list = heads[target as usize] == cols.row as u32 + 1;
+    }
+    if !heads_list {
+        terminate!();
+    }
+    let mut done = false;
+    let mut sole = false;
+    if comptime!(fast) {
+        sole = next[cols.row] == 0u32;
+    }
+    if sole {
+        let base = target as usize * slice + cols.first;
+        let currents =
+            load_columns::<T, N>(&*output, base, cols.count, comptime!(None::<SumFormat>));
+        let terms = load_columns::<T, N>(
+            updates,
+            cols.row * slice + cols.first,
+            cols.count,
+            comptime!(None::<SumFormat>),
+        );
+        let mut sums = Array::<f32>::new(SUM_COLUMNS);
+        done = true;
+        #[unroll]
+        for j in 0..SUM_COLUMNS {
+            let sum = f32::reinterpret(currents[j]) + f32::reinterpret(terms[j]);
+            let exponent = (u32::reinterpret(sum) >> 23u32) & 0xFFu32;
+            let exact = zero_or_normal(currents[j])
+                && zero_or_normal(terms[j])
+                && exponent != 0u32
+                && exponent != 0xFFu32;
+            done = done && (exact || j >= cols.count);
+            sums[j] = sum;
+        }
+        if done {
+            store_columns::<T, N>(output, base, cols.count, &sums);
+        }
+    }
+    if !done {
+        list_pending(work_count, work, unit);
+    }
+}
+
+/// Listed sums, step 2, one unit: the launch of [`scatter_nd_listed_sum()`]'s first step over
+/// the `work_count` listed units, as `[x, y, 1]` cubes of [`WALK_CUBE`] units in `args` (at
+/// most 65,535 cubes a dimension).
+#[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
+pub fn scatter_nd_listed_dispatch(work_count: &[u32], args: &mut [u32]) {
+    if ABSOLUTE_POS > 0usize {
+        terminate!();
+    }
+    let count = work_count[0usize];
+    let whole = count / WALK_CUBE;
+    let cubes = whole + select(count - whole * WALK_CUBE != 0u32, 1u32, 0u32);
+    let x = select(cubes < 65_535u32, cubes, 65_535u32);
+    let divisor = select(x > 0u32, x, 1u32);
+    let rows = cubes / divisor;
+    let y = rows + select(cubes - rows * divisor != 0u32, 1u32, 0u32);
+    args[0usize] = x;
+    args[1usize] = y;
+    args[2usize] = 1u32;
+}
+
+/// The row a list cursor names (a row + 1; 0 ends the list) and whether it names one below
+/// `rows`.
+#[cube]
+fn cursor_row(cursor: u32, rows: usize) -> (usize, bool) {
+    let valid = cursor != 0u32 && (cursor as usize) <= rows;
+    ((select(valid, cursor, 1u32) - 1u32) as usize, valid)
+}
+
+/// Folds the exponents and flags of the updates of at most `span` rows of a list, from
+/// `cursor` on, into `meta` (two words per column); returns the cursor past them.
+#[cube]
+fn observe_list<T: Numeric, N: Size>(
+    meta: &mut Array<u32>,
+    updates: &[Vector<T, N>],
+    next: &[u32],
+    cursor: u32,
+    span: usize,
+    slice: usize,
+    cols: &Columns,
+    #[comptime] packed: Option<SumFormat>,
+) -> u32 {
+    let rows = next.len();
+    let mut cursor = cursor;
+    let mut taken = 0usize;
+    let (mut row, mut valid) = cursor_row(cursor, rows);
+    while valid && taken < span {
+        let terms = load_columns::<T, N>(updates, row * slice + cols.first, cols.count, packed);
+        #[unroll]
+        for j in 0..SUM_COLUMNS {
+            if j < cols.count {
+                let term = terms[j];
+                let (scale, flags) = observe(
+                    meta[j * EXACT_META_WORDS],
+                    meta[j * EXACT_META_WORDS + 1],
+                    term,
+                );
+                meta[j * EXACT_META_WORDS] = scale;
+                meta[j * EXACT_META_WORDS + 1] = flags;
+            }
+        }
+        cursor = next[row];
+        taken += 1usize;
+        let (next_row, next_valid) = cursor_row(cursor, rows);
+        row = next_row;
+        valid = next_valid;
+    }
+    cursor
+}
+
+/// Adds the updates of at most `span` rows of a list, from `cursor` on, on each column's grid
+/// (`meta`) to its magnitudes (four words per column); returns the cursor past them.
+#[cube]
+fn add_list<T: Numeric, N: Size>(
+    sums: &mut Array<u32>,
+    meta: &Array<u32>,
+    updates: &[Vector<T, N>],
+    next: &[u32],
+    cursor: u32,
+    span: usize,
+    slice: usize,
+    cols: &Columns,
+    #[comptime] packed: Option<SumFormat>,
+) -> u32 {
+    let rows = next.len();
+    let mut cursor = cursor;
+    let mut taken = 0usize;
+    let (mut row, mut valid) = cursor_row(cursor, rows);
+    while valid && taken < span {
+        let terms = load_columns::<T, N>(updates, row * slice + cols.first, cols.count, packed);
+        #[unroll]
+        for j in 0..SUM_COLUMNS {
+            if j < cols.count {
+                let term = terms[j];
+                let scale = meta[j * EXACT_META_WORDS];
+                add_signed_term_at(sums, j * EXACT_SUM_WORDS, scale, term);
+            }
+        }
+        cursor = next[row];
+        taken += 1usize;
+        let (next_row, next_valid) = cursor_row(cursor, rows);
+        row = next_row;
+        valid = next_valid;
+    }
+    cursor
+}
+
+/// Column `j`'s sum rounded to `format`'s bits.
+#[cube]
+fn round_column(
+    sums: &Array<u32>,
+    meta: &Array<u32>,
+    #[comptime] j: usize,
+    #[comptime] format: SumFormat,
+) -> u32 {
+    let (scale, flags) = (meta[j * EXACT_META_WORDS], meta[j * EXACT_META_WORDS + 1]);
+    round_signed_sum(sums, j * EXACT_SUM_WORDS, scale, flags, format)
+}
+
+/// Adds each column's current value (`f32` bits) on its grid.
+#[cube]
+fn add_current(sums: &mut Array<u32>, meta: &Array<u32>, current: &Array<u32>) {
+    #[unroll]
+    for j in 0..SUM_COLUMNS {
+        let scale = meta[j * EXACT_META_WORDS];
+        add_signed_term_at(sums, j * EXACT_SUM_WORDS, scale, current[j]);
+    }
+}
+
+/// This launch's part of the sums of a list's head unit, whose target elements hold `current`
+/// (`f32` bits, one per column): writes the rounded sums, in `format`'s bits, to `bits` and
+/// returns whether they are final (to be written). `slot` is the unit's place in the list of
+/// walks that go on (its launch position in the later steps).
+#[cube]
+fn sum_step<T: Numeric, N: Size>(
+    updates: &[Vector<T, N>],
+    next: &[u32],
+    pending_count: &mut [Atomic<u32>],
+    pending: &mut [u32],
+    meta_state: &mut [u32],
+    sums_state: &mut [u32],
+    cursors: &mut [u32],
+    unit: usize,
+    window: (usize, usize),
+    slice: usize,
+    cols: &Columns,
+    current: &Array<u32>,
+    bits: &mut Array<u32>,
+    #[comptime] step: ListedSumStep,
+    #[comptime] format: SumFormat,
+    #[comptime] packed: Option<SumFormat>,
+) -> bool {
+    let (first, span) = window;
+    let meta_len = comptime!(SUM_COLUMNS * EXACT_META_WORDS);
+    let sum_len = comptime!(SUM_COLUMNS * EXACT_SUM_WORDS);
+    let head = cols.row as u32 + 1u32;
+    let mut meta = Array::<u32>::new(meta_len);
+    let mut sums = Array::<u32>::new(sum_len);
+    #[unroll]
+    for i in 0..meta_len {
+        meta[i] = 0u32;
+    }
+    #[unroll]
+    for i in 0..sum_len {
+        sums[i] = 0u32;
+    }
+    let mut slot = ABSOLUTE_POS;
+    let mut write = false;
+    if comptime!(step == ListedSumStep::Start) {
+        #[unroll]
+        for j in 0..SUM_COLUMNS {
+            let (scale, flags) = observe(0u32, 0u32, current[j]);
+            meta[j * EXACT_META_WORDS] = scale;
+            meta[j * EXACT_META_WORDS + 1] = flags;
+        }
+        let cursor =
+            observe_list::<T, N>(&mut meta, updates, next, head, span, slice, cols, packed);
+        if cursor != 0u32 {
+            slot = list_pending(pending_count, pending, unit);
+            if slot < cursors.len() {
+                #[unroll]
+                for i in 0..meta_len {
+                    meta_state[slot * meta_len + i] = meta[i];
+                }
+                cursors[slot] = cursor;
+            }
+        } else {
+            add_current(&mut sums, &meta, current);
+            add_list::<T, N>(
+                &mut sums, &meta, updates, next, head, span, slice, cols, packed,
+            );
+            #[unroll]
+            for j in 0..SUM_COLUMNS {
+                bits[j] = round_column(&sums, &meta, j, format);
+            }
+            write = true;
+        }
+    } else if slot < cursors.len() {
+        #[unroll]
+        for i in 0..meta_len {
+            meta[i] = meta_state[slot * meta_len + i];
+        }
+        if comptime!(step == ListedSumStep::Observe) {
+            let cursor = observe_list::<T, N>(
+                &mut meta,
+                updates,
+                next,
+                cursors[slot],
+                span,
+                slice,
+                cols,
+                packed,
+            );
+            #[unroll]
+            for i in 0..meta_len {
+                meta_state[slot * meta_len + i] = meta[i];
+            }
+            cursors[slot] = cursor;
+        } else {
+            let mut cursor = cursors[slot];
+            if comptime!(step == ListedSumStep::Sum) && first == 0usize {
+                add_current(&mut sums, &meta, current);
+                cursor = head;
+            } else {
+                #[unroll]
+                for i in 0..sum_len {
+                    sums[i] = sums_state[slot * sum_len + i];
+                }
+            }
+            if comptime!(step == ListedSumStep::Sum) {
+                cursor = add_list::<T, N>(
+                    &mut sums, &meta, updates, next, cursor, span, slice, cols, packed,
+                );
+                #[unroll]
+                for i in 0..sum_len {
+                    sums_state[slot * sum_len + i] = sums[i];
+                }
+                cursors[slot] = cursor;
+            } else {
+                #[unroll]
+                for j in 0..SUM_COLUMNS {
+                    bits[j] = round_column(&sums, &meta, j, format);
+                }
+                write = true;
+            }
+        }
+    }
+    write
+}
+
+/// This launch's unit ([`unit_position`]: one of the `listed`), its columns, the first target
+/// element they address and whether it works.
+#[cube]
+fn listed_unit(
+    targets: &[u32],
+    listed_count: &mut [Atomic<u32>],
+    listed: &mut [u32],
+    sizes: (usize, usize, usize),
+) -> (usize, Columns, usize, bool) {
+    let (slice, groups, units) = sizes;
+    let (unit, on_list) = unit_position(listed_count, listed, units, true);
+    let mut works = on_list && unit < units;
+    // Arithmetic only: any unit's columns lie in the slice.
+    let cols = columns(unit, slice, groups);
+    let mut base = 0usize;
+    if works {
+        let target = targets[cols.row];
+        works = target != SKIPPED;
+        if works {
+            base = target as usize * slice + cols.first;
+        }
+    }
+    (unit, cols, base, works)
+}
+
+/// Listed sums, step 3 on: a launch of the walks over typed data (see the module docs);
+/// `groups` groups of columns per row, `units = rows * groups`. The launch runs the units on
+/// `listed` (in [`ListedSumStep::Start`] those [`scatter_nd_listed_sum_heads()`] listed, later
+/// those listed in `pending`); `pending` is where the first launch lists the walks that go on,
+/// and the state buffers hold their state by slot.
+#[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
+pub fn scatter_nd_listed_sum<T: Numeric, N: Size>(
+    output: &mut [Vector<T, N>],
+    updates: &[Vector<T, N>],
+    next: &[u32],
+    targets: &[u32],
+    listed_count: &mut [Atomic<u32>],
+    listed: &mut [u32],
+    pending_count: &mut [Atomic<u32>],
+    pending: &mut [u32],
+    meta: &mut [u32],
+    sums: &mut [u32],
+    cursors: &mut [u32],
+    slice: usize,
+    groups: usize,
+    units: usize,
+    first: usize,
+    span: usize,
+    #[comptime] step: ListedSumStep,
+    #[comptime] format: SumFormat,
+    #[define(T)] _data: ElemType,
+) {
+    let (unit, cols, base, works) =
+        listed_unit(targets, listed_count, listed, (slice, groups, units));
+    if !works {
+        terminate!();
+    }
+    let current = load_columns::<T, N>(&*output, base, cols.count, comptime!(None::<SumFormat>));
+    let mut bits = Array::<u32>::new(SUM_COLUMNS);
+    let write = sum_step::<T, N>(
+        updates,
+        next,
+        pending_count,
+        pending,
+        meta,
+        sums,
+        cursors,
+        unit,
+        (first, span),
+        slice,
+        &cols,
+        &current,
+        &mut bits,
+        step,
+        format,
+        comptime!(None::<SumFormat>),
+    );
+    if write {
+        let mut values = Array::<f32>::new(SUM_COLUMNS);
+        #[unroll]
+        for j in 0..SUM_COLUMNS {
+            values[j] = widen(bits[j], format);
+        }
+        store_columns::<T, N>(output, base, cols.count, &values);
+    }
+}
+
+/// [`scatter_nd_listed_sum()`] over `f16`/`bf16` packed two to a `u32` word: a unit XORs the
+/// change of each of its fields into its word, which leaves the other field as its own unit
+/// sets it.
+#[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
+pub fn scatter_nd_listed_sum_packed<N: Size>(
+    output: &mut [Atomic<u32>],
+    updates: &[Vector<u32, N>],
+    next: &[u32],
+    targets: &[u32],
+    listed_count: &mut [Atomic<u32>],
+    listed: &mut [u32],
+    pending_count: &mut [Atomic<u32>],
+    pending: &mut [u32],
+    meta: &mut [u32],
+    sums: &mut [u32],
+    cursors: &mut [u32],
+    slice: usize,
+    groups: usize,
+    units: usize,
+    first: usize,
+    span: usize,
+    #[comptime] step: ListedSumStep,
+    #[comptime] format: SumFormat,
+) {
+    let (unit, cols, base, works) =
+        listed_unit(targets, listed_count, listed, (slice, groups, units));
+    if !works {
+        terminate!();
+    }
+    let mut old = Array::<u32>::new(SUM_COLUMNS);
+    let mut current = Array::<u32>::new(SUM_COLUMNS);
+    let mut bits = Array::<u32>::new(SUM_COLUMNS);
+    #[unroll]
+    for j in 0..SUM_COLUMNS {
+        old[j] = 0u32;
+        current[j] = 0u32;
+        if j < cols.count {
+            let element = base + j;
+            // Only this unit writes this field, so the load sees its current bits.
+            let shift = ((element % 2usize) as u32) * 16u32;
+            old[j] = (output[element / 2usize].load() >> shift) & 0xFFFFu32;
+            current[j] = u32::reinterpret(widen(old[j], format));
+        }
+    }
+    let write = sum_step::<u32, N>(
+        updates,
+        next,
+        pending_count,
+        pending,
+        meta,
+        sums,
+        cursors,
+        unit,
+        (first, span),
+        slice,
+        &cols,
+        &current,
+        &mut bits,
+        step,
+        format,
+        comptime!(Some(format)),
+    );
+    if write {
+        #[unroll]
+        for j in 0..SUM_COLUMNS {
+            if j < cols.count && bits[j] != old[j] {
+                let element = base + j;
+                let shift = ((element % 2usize) as u32) * 16u32;
+                output[element / 2usize].fetch_xor((bits[j] ^ old[j]) << shift);
+            }
+        }
+    }
+}

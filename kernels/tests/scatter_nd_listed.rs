@@ -1,0 +1,234 @@
+//! The first pass of the listed sums (`scatter_nd_listed_sum_heads`, deterministic float `Add`
+//! on CPU drivers) launched alone on lists built here: which head units it finishes with the
+//! hardware's add and which it lists for the exact walks, per group of columns, with a slice
+//! read in vectors of four and one read element by element.
+
+mod common;
+
+use burn_dml_ops_kernels::scatter_nd::{SUM_COLUMNS, scatter_nd_listed_sum_heads};
+use common::client;
+use cubecl::ir::{ElemType, FloatKind};
+use cubecl::prelude::*;
+
+/// A row's target the link step marks as out of range.
+const SKIPPED: u32 = u32::MAX;
+/// The smallest normal `f32`.
+const MIN_NORMAL: f32 = f32::MIN_POSITIVE;
+
+/// One update row onto a target of its own (or none), its current value and update in every
+/// column but `odd_column`, which takes the odd pair.
+struct Case {
+    target: u32,
+    value: f32,
+    update: f32,
+    odd_column: usize,
+    odd: (f32, f32),
+}
+
+/// The cases, one row each: the units the pass must finish, and those it must list because the
+/// hardware's sum may differ from the exact one rounded (a subnormal operand or sum, an
+/// infinity, a zero sum whose sign the exact sum decides), for a list of one row only.
+fn cases(slice: usize) -> Vec<(Case, bool)> {
+    let last = slice - 1;
+    vec![
+        // Normal operands and sums: finished with the hardware's add.
+        (
+            Case {
+                target: 0,
+                value: 1.5,
+                update: -0.25,
+                odd_column: 0,
+                odd: (3.0, 0.0),
+            },
+            false,
+        ),
+        (
+            Case {
+                target: 1,
+                value: 2.0,
+                update: 0.5,
+                odd_column: last,
+                odd: (MIN_NORMAL / 4.0, 1.0),
+            },
+            true,
+        ),
+        (
+            Case {
+                target: 2,
+                value: 1.0,
+                update: 1.0,
+                odd_column: 0,
+                odd: (3e38, 3e38),
+            },
+            true,
+        ),
+        (
+            Case {
+                target: 3,
+                value: 1.0,
+                update: 2.0,
+                odd_column: last,
+                odd: (-0.0, -0.0),
+            },
+            true,
+        ),
+        (
+            Case {
+                target: 4,
+                value: 4.0,
+                update: 4.0,
+                odd_column: 1,
+                odd: (1.5 * MIN_NORMAL, -MIN_NORMAL),
+            },
+            true,
+        ),
+        (
+            Case {
+                target: 5,
+                value: 1.0,
+                update: 1.0,
+                odd_column: 0,
+                odd: (f32::NAN, 1.0),
+            },
+            true,
+        ),
+        (
+            Case {
+                target: SKIPPED,
+                value: 1.0,
+                update: 1.0,
+                odd_column: 0,
+                odd: (1.0, 1.0),
+            },
+            false,
+        ),
+    ]
+}
+
+/// Runs the pass over the cases plus one target of two rows (its head listed, the other row
+/// untouched) on f32 data of `slice` columns; checks the output and the list.
+fn check(client: &Client, slice: usize) {
+    let cases = cases(slice);
+    let groups = slice.div_ceil(SUM_COLUMNS);
+    let pair_target = cases.len() as u32;
+    let targets_len = pair_target as usize + 1;
+    let rows = cases.len() + 2;
+    let mut output = vec![0f32; targets_len * slice];
+    let mut updates = vec![0f32; rows * slice];
+    let mut targets = vec![SKIPPED; rows];
+    let mut heads = vec![0u32; targets_len];
+    let mut next = vec![0u32; rows];
+    for (row, (case, _)) in cases.iter().enumerate() {
+        targets[row] = case.target;
+        for col in 0..slice {
+            let (value, update) = if col == case.odd_column {
+                case.odd
+            } else {
+                (case.value, case.update)
+            };
+            updates[row * slice + col] = update;
+            if case.target != SKIPPED {
+                output[case.target as usize * slice + col] = value;
+            }
+        }
+        if case.target != SKIPPED {
+            heads[case.target as usize] = row as u32 + 1;
+        }
+    }
+    // The last two rows share a target: the later one heads the list, which the pass lists.
+    let (first, second) = (rows - 2, rows - 1);
+    targets[first] = pair_target;
+    targets[second] = pair_target;
+    heads[pair_target as usize] = second as u32 + 1;
+    next[second] = first as u32 + 1;
+    for col in 0..slice {
+        output[pair_target as usize * slice + col] = 1.0;
+        updates[first * slice + col] = 1.0;
+        updates[second * slice + col] = 1.0;
+    }
+
+    let units = rows * groups;
+    let output_handle = client.create_from_slice(f32::as_bytes(&output));
+    let updates_handle = client.create_from_slice(f32::as_bytes(&updates));
+    let heads_handle = client.create_from_slice(u32::as_bytes(&heads));
+    let next_handle = client.create_from_slice(u32::as_bytes(&next));
+    let targets_handle = client.create_from_slice(u32::as_bytes(&targets));
+    let count_handle = client.create_from_slice(u32::as_bytes(&[0u32]));
+    let work_handle = client.create_from_slice(u32::as_bytes(&vec![u32::MAX; units]));
+    let vector = if slice % 4 == 0 { 4 } else { 1 };
+    // SAFETY: every buffer holds what its argument says (rows, targets and units as built
+    // above); each head's target is below `targets_len` and its group's columns inside the
+    // slice; `work` has a slot for every unit.
+    unsafe {
+        scatter_nd_listed_sum_heads::launch_unchecked(
+            client,
+            CubeCount::Static(units.div_ceil(64) as u32, 1, 1),
+            CubeDim::new_1d(64),
+            AddressType::from_len(output.len().max(updates.len())),
+            vector,
+            BufferArg::from_raw_parts(output_handle.clone(), output.len()),
+            BufferArg::from_raw_parts(updates_handle, updates.len()),
+            BufferArg::from_raw_parts(heads_handle, heads.len()),
+            BufferArg::from_raw_parts(next_handle, rows),
+            BufferArg::from_raw_parts(targets_handle, rows),
+            BufferArg::from_raw_parts(count_handle.clone(), 1),
+            BufferArg::from_raw_parts(work_handle.clone(), units),
+            slice,
+            groups,
+            units,
+            true,
+            ElemType::Float(FloatKind::F32),
+        );
+    }
+    let result =
+        f32::from_bytes(&client.read_one(output_handle).expect("read the output")).to_vec();
+    let count = u32::from_bytes(&client.read_one(count_handle).expect("read the count"))[0];
+    let work = u32::from_bytes(&client.read_one(work_handle).expect("read the list")).to_vec();
+
+    let mut expected_list = Vec::new();
+    let mut expected = output.clone();
+    for (row, (case, _)) in cases.iter().enumerate() {
+        if case.target == SKIPPED {
+            continue;
+        }
+        for group in 0..groups {
+            let columns = group * SUM_COLUMNS..((group + 1) * SUM_COLUMNS).min(slice);
+            if columns.contains(&case.odd_column) && cases[row].1 {
+                expected_list.push((row * groups + group) as u32);
+            } else {
+                for col in columns {
+                    let at = case.target as usize * slice + col;
+                    let update = updates[row * slice + col];
+                    expected[at] = output[at] + update;
+                }
+            }
+        }
+    }
+    expected_list.extend((0..groups).map(|group| (second * groups + group) as u32));
+    expected_list.sort_unstable();
+    let mut listed = work[..count as usize].to_vec();
+    listed.sort_unstable();
+    assert_eq!(
+        listed, expected_list,
+        "slice {slice}: the units listed for the walks"
+    );
+    for (i, (&got, &want)) in result.iter().zip(&expected).enumerate() {
+        assert_eq!(
+            got.to_bits(),
+            want.to_bits(),
+            "slice {slice}: element {i} (target {}, column {})",
+            i / slice,
+            i % slice
+        );
+    }
+}
+
+/// Slices of two groups (16 columns, read in vectors of four; 11, element by element, the
+/// second group of 3 columns), and one of a single short group.
+#[test]
+fn sole_rows_add_with_the_hardware_where_it_is_exact() {
+    let Some(client) = client() else { return };
+    for slice in [16, 11, 3] {
+        check(&client, slice);
+    }
+}
