@@ -1,13 +1,19 @@
-//! The first pass of the listed sums (`scatter_nd_listed_sum_heads`, deterministic float `Add`
-//! on CPU drivers) launched alone on lists built here: which head units it finishes with the
-//! hardware's add and which it lists for the exact walks, per group of columns, with a slice
-//! read in vectors of four and one read element by element.
+//! The CPU drivers' deterministic kernels on their own: the first pass of the listed sums
+//! (`scatter_nd_listed_sum_heads`, float `Add`) launched alone on lists built here (which head
+//! units it finishes with the hardware's add and which it lists for the exact walks, per group
+//! of columns, with a slice read in vectors of four and one read element by element), and
+//! `Assign` of the latest rows (`scatter_nd_assign_latest`) against the GPUs' strategy and a
+//! host loop.
 
 mod common;
 
-use burn_dml_ops_kernels::scatter_nd::{SUM_COLUMNS, scatter_nd_listed_sum_heads};
-use common::client;
-use cubecl::ir::{ElemType, FloatKind};
+use burn_dml_ops_kernels::capture::Capture;
+use burn_dml_ops_kernels::scatter_nd::{
+    SUM_COLUMNS, ScatterReduction, ScatterStrategy, scatter_nd_listed_sum_heads,
+};
+use common::scatter::Scatter;
+use common::{GUARD_BYTE, bytes, client};
+use cubecl::ir::{ElemType, FloatKind, IntKind, UIntKind};
 use cubecl::prelude::*;
 
 /// A row's target the link step marks as out of range.
@@ -231,4 +237,99 @@ fn sole_rows_add_with_the_hardware_where_it_is_exact() {
     for slice in [16, 11, 3] {
         check(&client, slice);
     }
+}
+
+/// Deterministic `Assign` by both strategies, the lists' walk (GPUs) and the latest rows'
+/// groups of columns (CPU drivers), on 32- and 64-bit data (OpenGL holds 64-bit data as word
+/// pairs) with slices moved in vectors (8, 4) and element by element (3), many duplicates and
+/// tuples out of range: the update latest in index order lands, as in a host loop.
+#[test]
+fn assign_keeps_the_latest_row_by_both_strategies() {
+    let Some(client) = client() else { return };
+    let (rows, len) = (5000usize, 40usize);
+    // Targets 0..40 with duplicates, and every 13th tuple out of range (skipped).
+    let indices: Vec<i32> = (0..rows as i32)
+        .map(|r| if r % 13 == 12 { 99 } else { (r * 7) % 41 - 1 })
+        .collect();
+    for elem in [
+        ElemType::Float(FloatKind::F32),
+        ElemType::UInt(UIntKind::U32),
+        ElemType::Int(IntKind::I64),
+    ] {
+        let width = elem.size();
+        for slice in [8usize, 4, 3] {
+            let row_bytes = slice * width;
+            let values = bytes(len * row_bytes, 5);
+            let updates = bytes(rows * row_bytes, 6);
+            let mut expected = values.clone();
+            for (row, &i) in indices.iter().enumerate() {
+                let target = if i < 0 { i + len as i32 } else { i };
+                if (0..len as i32).contains(&target) {
+                    let at = target as usize * row_bytes;
+                    expected[at..at + row_bytes]
+                        .copy_from_slice(&updates[row * row_bytes..(row + 1) * row_bytes]);
+                }
+            }
+            let mut buffer = values.clone();
+            buffer.resize(values.len() + 8, GUARD_BYTE);
+            for (strategy, kernels) in [
+                (
+                    ScatterStrategy::Deterministic,
+                    [
+                        "ScatterNdClear",
+                        "ScatterNdLinkRows",
+                        "ScatterNdReduceLists",
+                    ],
+                ),
+                (
+                    ScatterStrategy::ListedDeterministic,
+                    [
+                        "ScatterNdClear",
+                        "ScatterNdLinkRows",
+                        "ScatterNdAssignLatest",
+                    ],
+                ),
+            ] {
+                let scatter = Scatter {
+                    dims: vec![len],
+                    slice,
+                    strategy: Some(strategy),
+                    ..Scatter::new(elem, &buffer, &indices, &updates, ScatterReduction::Assign)
+                };
+                assert_eq!(
+                    built_kernels(&client, &scatter),
+                    kernels,
+                    "{elem} slice {slice} {strategy:?}: the kernels launched"
+                );
+                let (result, used) = scatter.run(&client).unwrap();
+                assert_eq!(used, strategy);
+                assert_eq!(
+                    result[..values.len()],
+                    expected[..],
+                    "{elem} slice {slice} {strategy:?}: the latest rows land"
+                );
+                assert!(
+                    result[values.len()..].iter().all(|&b| b == GUARD_BYTE),
+                    "{elem} slice {slice} {strategy:?}: guard bytes"
+                );
+            }
+        }
+    }
+}
+
+/// The kernels `scatter` launches, by type name, in order: built, not launched, under a
+/// capture with the client's properties.
+fn built_kernels(client: &Client, scatter: &Scatter) -> Vec<String> {
+    let capture = Capture::open((*client.properties()).clone(), Default::default());
+    scatter.run(client).unwrap();
+    capture
+        .take()
+        .iter()
+        .map(|kernel| {
+            let id = format!("{:?}", kernel.id());
+            let name = id.split("type: ").nth(1).unwrap_or_default();
+            let name = name.split(',').next().unwrap_or_default();
+            name.rsplit("::").next().unwrap_or_default().to_string()
+        })
+        .collect()
 }

@@ -44,6 +44,7 @@ mod exact;
 mod exact_add;
 mod indices;
 mod kernel;
+mod latest;
 mod launch;
 mod listed_sum;
 mod ordered;
@@ -61,6 +62,7 @@ pub use kernel::{
     scatter_nd_combine_buckets, scatter_nd_gather, scatter_nd_link_rows, scatter_nd_reduce_lists,
     scatter_nd_segment_lists,
 };
+pub use latest::{LATEST_COLUMNS, scatter_nd_assign_latest};
 pub use launch::{
     OutOfRange, ScatterNdData, ScatterNdIndices, ScatterNdLayout, ScatterReduction,
     ScatterStrategy, data_in_words, deterministic_strategy, launch_gather_nd, launch_scatter_nd,

@@ -10,14 +10,14 @@ use super::indices::{BoundIndices, dims_arg};
 use super::listed_sum::launch_listed_sum;
 use super::ordered::{launch_ordered, ordered_step};
 use super::strategy::{DataBinding, selection_bits};
-use crate::launch::elementwise_geometry;
+use crate::launch::{elementwise_geometry, vector_size_for};
 use crate::scatter_nd::{
-    EXACT_META_WORDS, EXACT_SUM_WORDS, ReduceOp, RowLink, ScatterStrategy, SumFormat, WordKind,
-    scatter_nd_clear, scatter_nd_combine_buckets, scatter_nd_exact_clear, scatter_nd_exact_finish,
-    scatter_nd_exact_finish_packed, scatter_nd_exact_scale, scatter_nd_exact_sum,
-    scatter_nd_link_rows, scatter_nd_reduce_lists, scatter_nd_reduce_lists_packed,
-    scatter_nd_reduce_lists_split, scatter_nd_segment_lists, scatter_nd_segment_lists_packed,
-    scatter_nd_segment_lists_split,
+    EXACT_META_WORDS, EXACT_SUM_WORDS, LATEST_COLUMNS, ReduceOp, RowLink, ScatterStrategy,
+    SumFormat, WordKind, scatter_nd_assign_latest, scatter_nd_clear, scatter_nd_combine_buckets,
+    scatter_nd_exact_clear, scatter_nd_exact_finish, scatter_nd_exact_finish_packed,
+    scatter_nd_exact_scale, scatter_nd_exact_sum, scatter_nd_link_rows, scatter_nd_reduce_lists,
+    scatter_nd_reduce_lists_packed, scatter_nd_reduce_lists_split, scatter_nd_segment_lists,
+    scatter_nd_segment_lists_packed, scatter_nd_segment_lists_split,
 };
 
 /// What the lists strategy launches over: the checked buffers and sizes of a scatter.
@@ -278,6 +278,34 @@ pub(super) unsafe fn launch_lists(
         let heads_arg = || BufferArg::from_raw_parts(heads.clone(), lists_len);
         let next_arg = || BufferArg::from_raw_parts(next.clone(), rows);
         let targets_arg = || BufferArg::from_raw_parts(row_targets.clone(), rows);
+        if let (ScatterStrategy::ListedDeterministic, None, DataBinding::Typed(data_elem)) =
+            (strategy, op, binding)
+        {
+            // The latest rows' groups of columns, in vectors that tile the slice.
+            let widest = vector_size_for(client, &[data_elem.size()]).min(LATEST_COLUMNS);
+            let vector = [4, 2, 1]
+                .into_iter()
+                .find(|&v| v <= widest && slice % v == 0)
+                .unwrap_or(1);
+            let groups = slice.div_ceil(LATEST_COLUMNS);
+            let (cubes, dim) = elementwise_geometry(client, rows * groups);
+            launch_unchecked!(scatter_nd_assign_latest(
+                client,
+                cubes,
+                dim,
+                *address,
+                vector,
+                BufferArg::from_raw_parts(output.clone(), output_len),
+                BufferArg::from_raw_parts(updates.clone(), units),
+                heads_arg(),
+                targets_arg(),
+                slice,
+                groups,
+                rows * groups,
+                data_elem,
+            ));
+            return;
+        }
         if let Some(format) = exact_sum_format(binding, op).filter(|_| deterministic) {
             let entries = exact_entries(client, units);
             let (meta_len, sum_len) = (entries * EXACT_META_WORDS, entries * EXACT_SUM_WORDS);
