@@ -55,6 +55,7 @@ const KERNELS: [&str; 38] = [
     "nonzero_tile_counts",
     "nonzero_write_coordinates",
     "scatter_nd_assign",
+    "scatter_nd_assign_latest",
     "scatter_nd_atomic",
     "scatter_nd_clear",
     "scatter_nd_combine_buckets",
@@ -363,6 +364,7 @@ fn every_kernel(client: &Client) -> BTreeMap<String, CapturedSource> {
             launch_every_scatter,
             &[
                 "scatter_nd_assign",
+                "scatter_nd_assign_latest",
                 "scatter_nd_atomic",
                 "scatter_nd_gather",
                 "scatter_nd_gather_packed",

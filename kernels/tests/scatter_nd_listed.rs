@@ -9,7 +9,7 @@ mod common;
 
 use burn_dml_ops_kernels::capture::Capture;
 use burn_dml_ops_kernels::scatter_nd::{
-    SUM_COLUMNS, ScatterReduction, ScatterStrategy, scatter_nd_listed_sum_heads,
+    GROUP_COLUMNS, ScatterReduction, ScatterStrategy, scatter_nd_listed_sum_heads,
 };
 use common::scatter::Scatter;
 use common::{GUARD_BYTE, bytes, client};
@@ -115,7 +115,7 @@ fn cases(slice: usize) -> Vec<(Case, bool)> {
 /// untouched) on f32 data of `slice` columns; checks the output and the list.
 fn check(client: &Client, slice: usize) {
     let cases = cases(slice);
-    let groups = slice.div_ceil(SUM_COLUMNS);
+    let groups = slice.div_ceil(GROUP_COLUMNS);
     let pair_target = cases.len() as u32;
     let targets_len = pair_target as usize + 1;
     let rows = cases.len() + 2;
@@ -198,7 +198,7 @@ fn check(client: &Client, slice: usize) {
             continue;
         }
         for group in 0..groups {
-            let columns = group * SUM_COLUMNS..((group + 1) * SUM_COLUMNS).min(slice);
+            let columns = group * GROUP_COLUMNS..((group + 1) * GROUP_COLUMNS).min(slice);
             if columns.contains(&case.odd_column) && cases[row].1 {
                 expected_list.push((row * groups + group) as u32);
             } else {

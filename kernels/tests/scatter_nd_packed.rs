@@ -8,7 +8,8 @@ mod common;
 
 use burn_dml_ops_kernels::KernelError;
 use burn_dml_ops_kernels::scatter_nd::{
-    ReduceOp, ScatterReduction, ScatterStrategy, data_in_words, scatter_strategy,
+    ReduceOp, ScatterReduction, ScatterStrategy, data_in_words, deterministic_strategy,
+    scatter_strategy,
 };
 use common::scatter::{Scatter, gather};
 use common::{GUARD_BYTE, binds, bytes, client, float_replaces};
@@ -784,5 +785,79 @@ fn strategies_agree_on(client: &Client, slice: usize) {
             results[0], results[1],
             "{elem} slice {slice}: the strategies differ"
         );
+    }
+}
+
+/// Deterministic `Mul` on CPU drivers' groups of columns: slices read in vectors (8 columns:
+/// typed f32 and f16 by fours, packed bf16 by words of two) and element by element (3), on f32,
+/// f16 and bf16, many duplicates: each element is the product of its value and updates in
+/// index order, each step rounded once, as a host loop computes it.
+#[test]
+fn deterministic_mul_groups_match_the_host() {
+    let Some(client) = client() else { return };
+    let (rows, len) = (3000usize, 5usize);
+    let indices: Vec<i32> = (0..rows as i32).map(|r| (r * 7) % 5).collect();
+    let reduction = ScatterReduction::Reduce(ReduceOp::Mul);
+    for elem in [
+        ElemType::Float(FloatKind::F32),
+        ElemType::Float(FloatKind::F16),
+        ElemType::Float(FloatKind::BF16),
+    ] {
+        let width = elem.size();
+        let encode = |v: f64| match elem {
+            ElemType::Float(FloatKind::F32) => (v as f32).to_bits(),
+            ElemType::Float(FloatKind::F16) => u32::from(f16::from_f32(odd_f32(v)).to_bits()),
+            _ => u32::from(bf16::from_f32(odd_f32(v)).to_bits()),
+        };
+        let decode = |bits: u32| match elem {
+            ElemType::Float(FloatKind::F32) => f64::from(f32::from_bits(bits)),
+            ElemType::Float(FloatKind::F16) => f16::from_bits(bits as u16).to_f64(),
+            _ => bf16::from_bits(bits as u16).to_f64(),
+        };
+        // Factors of both signs near 1, so that 600 of them stay in range.
+        let factor = |i: usize| {
+            let sign = if i.is_multiple_of(3) { -1.0 } else { 1.0 };
+            encode(sign * (0.875 + (i * 37 % 64) as f64 / 256.0))
+        };
+        for slice in [8usize, 3] {
+            let mut values = vec![0u8; len * slice * width];
+            let mut updates = vec![0u8; rows * slice * width];
+            let mut products: Vec<u32> = (0..len * slice).map(factor).collect();
+            for (i, &bits) in products.iter().enumerate() {
+                set_element(&mut values, i, width, bits);
+            }
+            for (row, &target) in indices.iter().enumerate() {
+                for col in 0..slice {
+                    let bits = factor(row * slice + col + 5);
+                    set_element(&mut updates, row * slice + col, width, bits);
+                    let at = target as usize * slice + col;
+                    // The exact product of two such factors fits an f64.
+                    products[at] = encode(decode(products[at]) * decode(bits));
+                }
+            }
+            let mut buffer = values.clone();
+            buffer.resize(values.len() + 4, GUARD_BYTE);
+            let (result, used) = Scatter {
+                dims: vec![len],
+                slice,
+                strategy: Some(deterministic_strategy(&client, elem, reduction)),
+                ..Scatter::new(elem, &buffer, &indices, &updates, reduction)
+            }
+            .run(&client)
+            .unwrap();
+            assert!(used.is_deterministic());
+            for (i, &product) in products.iter().enumerate() {
+                assert_eq!(
+                    element(&result, i, width),
+                    product,
+                    "{elem} slice {slice} ({used:?}): element {i} is not the product in index \
+                     order"
+                );
+            }
+            assert!(
+                result[values.len()..].iter().all(|&b| b == GUARD_BYTE),
+                "{elem} slice {slice}: guard bytes"
+            );
+        }
     }
 }

@@ -2,15 +2,13 @@
 //! ([`ScatterStrategy::ListedDeterministic`](super::ScatterStrategy)): each target keeps the
 //! update latest in index order, the row its list's head names (`scatter_nd_link_rows` with
 //! [`RowLink::Latest`](super::RowLink)). One unit per update row and group of
-//! [`LATEST_COLUMNS`] columns tests its row once and moves the group in vectors: CPU drivers
-//! load and store lane by lane, and pay for each test and load per unit.
+//! [`GROUP_COLUMNS`] columns tests its row once and moves the group in vectors (see
+//! `columns.rs`).
 
 use cubecl::prelude::*;
 
+use super::columns::GROUP_COLUMNS;
 use super::indices::SKIPPED;
-
-/// Columns one unit of [`scatter_nd_assign_latest()`] moves.
-pub const LATEST_COLUMNS: usize = 8;
 
 /// `Assign` of the latest rows: the unit of row `row` and group `g` (`units = rows * groups`)
 /// copies the group's columns of its update row onto its target's slice when `heads` names
@@ -32,7 +30,7 @@ pub fn scatter_nd_assign_latest<T: Numeric, N: Size>(
         terminate!();
     }
     let row = unit / groups;
-    let first = (unit - row * groups) * LATEST_COLUMNS;
+    let first = (unit - row * groups) * GROUP_COLUMNS;
     let target = targets[row];
     let mut latest = target != SKIPPED;
     if latest {
@@ -48,7 +46,7 @@ pub fn scatter_nd_assign_latest<T: Numeric, N: Size>(
         (row * slice + first) / lanes,
     );
     #[unroll]
-    for v in 0..comptime!(LATEST_COLUMNS.div_ceil(lanes)) {
+    for v in 0..comptime!(GROUP_COLUMNS.div_ceil(lanes)) {
         if comptime!(v * lanes) < left {
             output[to + v] = updates[from + v];
         }

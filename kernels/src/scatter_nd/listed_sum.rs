@@ -2,7 +2,7 @@
 //! ([`ScatterStrategy::ListedDeterministic`](super::ScatterStrategy)): the same exact sum as
 //! `exact_add.rs` ([`super::exact`]), which no order of the terms changes, so the rows need no
 //! sort. Each update row pushes itself onto its target's list (`scatter_nd_link_rows`); the
-//! unit of each list's head, per group of [`SUM_COLUMNS`] columns, walks the list twice, for the
+//! unit of each list's head, per group of [`GROUP_COLUMNS`] columns, walks the list twice, for the
 //! largest exponent and for the terms, and rounds, with no scratch per update element.
 //!
 //! Built for CPU drivers, which run every instruction of a kernel for every group of lanes
@@ -22,13 +22,11 @@
 
 use cubecl::prelude::*;
 
+use super::columns::{Columns, GROUP_COLUMNS, columns, load_columns, store_columns};
 use super::exact::{SumFormat, add_signed_term_at, observe, round_signed_sum};
-use super::exact_add::{EXACT_META_WORDS, EXACT_SUM_WORDS, typed_term, widen};
+use super::exact_add::{EXACT_META_WORDS, EXACT_SUM_WORDS, widen};
 use super::indices::SKIPPED;
 use super::ordered::{list_pending, unit_position};
-
-/// Columns one unit of a listed sum takes.
-pub const SUM_COLUMNS: usize = 8;
 
 /// Units per cube of the walks' launches: few, so that the walks of a few hot targets spread
 /// over the cores of a CPU driver, which runs each cube on one thread.
@@ -49,126 +47,12 @@ pub enum ListedSumStep {
     Finish,
 }
 
-/// Where a unit works: its update row (a list's head), its first column and how many of the
-/// group's columns the slice has.
-#[derive(CubeType)]
-struct Columns {
-    row: usize,
-    first: usize,
-    count: usize,
-}
-
-#[cube]
-fn columns(unit: usize, slice: usize, groups: usize) -> Columns {
-    let row = unit / groups;
-    let first = (unit - row * groups) * SUM_COLUMNS;
-    let left = slice - first;
-    Columns {
-        row,
-        first,
-        count: select(left < SUM_COLUMNS, left, SUM_COLUMNS),
-    }
-}
-
 /// Whether `f32` bits are zero or a normal number: the values whose hardware sum no runtime's
 /// flushing of subnormals changes.
 #[cube]
 fn zero_or_normal(bits: u32) -> bool {
     let exponent = (bits >> 23u32) & 0xFFu32;
     exponent != 0xFFu32 && (exponent != 0u32 || (bits & 0x7FFF_FFFFu32) == 0u32)
-}
-
-/// The `f32` bits of the group's `count` columns of the slice whose first column is element
-/// `element` of `data` (zeros past them): typed data one element a lane, `packed` data two a
-/// 32-bit lane. With vectors of several lanes the caller keeps `element` and the slice a
-/// multiple of a vector's elements, so that whole vectors cover the columns: CPU drivers load
-/// each vector lane by lane, so one load of four lanes costs little more than one of one.
-#[cube]
-fn load_columns<T: Numeric, N: Size>(
-    data: &[Vector<T, N>],
-    element: usize,
-    count: usize,
-    #[comptime] packed: Option<SumFormat>,
-) -> Array<u32> {
-    let lanes = data.vector_size();
-    let per_lane = comptime!(if packed.is_some() { 2 } else { 1 });
-    let per_vector = comptime!(lanes * per_lane);
-    let mut terms = Array::<u32>::new(SUM_COLUMNS);
-    #[unroll]
-    for j in 0..SUM_COLUMNS {
-        terms[j] = 0u32;
-    }
-    if comptime!(lanes == 1) {
-        #[unroll]
-        for j in 0..SUM_COLUMNS {
-            if j < count {
-                let at = element + j;
-                if comptime!(packed.is_some()) {
-                    let word = u32::cast_from(data[at / 2usize].extract(0usize));
-                    let half = (word >> (((at % 2usize) as u32) * 16u32)) & 0xFFFFu32;
-                    terms[j] =
-                        u32::reinterpret(widen(half, comptime!(packed.unwrap_or(SumFormat::F16))));
-                } else {
-                    terms[j] = typed_term::<T>(data[at].extract(0usize));
-                }
-            }
-        }
-    } else {
-        let first_vector = element / per_vector;
-        #[unroll]
-        for v in 0..comptime!(SUM_COLUMNS.div_ceil(per_vector)) {
-            if comptime!(v * per_vector) < count {
-                let value = data[first_vector + v];
-                #[unroll]
-                for lane in 0..lanes {
-                    let column = comptime!(v * per_vector + lane * per_lane);
-                    if comptime!(packed.is_some()) {
-                        let format = comptime!(packed.unwrap_or(SumFormat::F16));
-                        let word = u32::cast_from(value.extract(lane));
-                        terms[column] = u32::reinterpret(widen(word & 0xFFFFu32, format));
-                        terms[comptime!(column + 1)] =
-                            u32::reinterpret(widen(word >> 16u32, format));
-                    } else {
-                        terms[column] = typed_term::<T>(value.extract(lane));
-                    }
-                }
-            }
-        }
-    }
-    terms
-}
-
-/// Stores the group's `count` columns `values` to the typed slice whose first column is element
-/// `element` of `data`, in whole vectors as [`load_columns`] reads them.
-#[cube]
-fn store_columns<T: Numeric, N: Size>(
-    data: &mut [Vector<T, N>],
-    element: usize,
-    count: usize,
-    values: &Array<f32>,
-) {
-    let lanes = data.vector_size();
-    if comptime!(lanes == 1) {
-        #[unroll]
-        for j in 0..SUM_COLUMNS {
-            if j < count {
-                data[element + j] = Vector::<T, N>::new(T::cast_from(values[j]));
-            }
-        }
-    } else {
-        let first_vector = element / lanes;
-        #[unroll]
-        for v in 0..comptime!(SUM_COLUMNS.div_ceil(lanes)) {
-            if comptime!(v * lanes) < count {
-                let mut value = Vector::<T, N>::new(T::from_int(0));
-                #[unroll]
-                for lane in 0..lanes {
-                    value.insert(lane, T::cast_from(values[comptime!(v * lanes + lane)]));
-                }
-                data[first_vector + v] = value;
-            }
-        }
-    }
 }
 
 /// Listed sums, step 1, one unit per update row and group of columns: the unit of a list's head
@@ -218,10 +102,10 @@ pub fn scatter_nd_listed_sum_heads<T: Numeric, N: Size>(
             cols.count,
             comptime!(None::<SumFormat>),
         );
-        let mut sums = Array::<f32>::new(SUM_COLUMNS);
+        let mut sums = Array::<f32>::new(GROUP_COLUMNS);
         done = true;
         #[unroll]
-        for j in 0..SUM_COLUMNS {
+        for j in 0..GROUP_COLUMNS {
             let sum = f32::reinterpret(currents[j]) + f32::reinterpret(terms[j]);
             let exponent = (u32::reinterpret(sum) >> 23u32) & 0xFFu32;
             let exact = zero_or_normal(currents[j])
@@ -288,7 +172,7 @@ fn observe_list<T: Numeric, N: Size>(
     while valid && taken < span {
         let terms = load_columns::<T, N>(updates, row * slice + cols.first, cols.count, packed);
         #[unroll]
-        for j in 0..SUM_COLUMNS {
+        for j in 0..GROUP_COLUMNS {
             if j < cols.count {
                 let term = terms[j];
                 let (scale, flags) = observe(
@@ -330,7 +214,7 @@ fn add_list<T: Numeric, N: Size>(
     while valid && taken < span {
         let terms = load_columns::<T, N>(updates, row * slice + cols.first, cols.count, packed);
         #[unroll]
-        for j in 0..SUM_COLUMNS {
+        for j in 0..GROUP_COLUMNS {
             if j < cols.count {
                 let term = terms[j];
                 let scale = meta[j * EXACT_META_WORDS];
@@ -362,7 +246,7 @@ fn round_column(
 #[cube]
 fn add_current(sums: &mut Array<u32>, meta: &Array<u32>, current: &Array<u32>) {
     #[unroll]
-    for j in 0..SUM_COLUMNS {
+    for j in 0..GROUP_COLUMNS {
         let scale = meta[j * EXACT_META_WORDS];
         add_signed_term_at(sums, j * EXACT_SUM_WORDS, scale, current[j]);
     }
@@ -392,8 +276,8 @@ fn sum_step<T: Numeric, N: Size>(
     #[comptime] packed: Option<SumFormat>,
 ) -> bool {
     let (first, span) = window;
-    let meta_len = comptime!(SUM_COLUMNS * EXACT_META_WORDS);
-    let sum_len = comptime!(SUM_COLUMNS * EXACT_SUM_WORDS);
+    let meta_len = comptime!(GROUP_COLUMNS * EXACT_META_WORDS);
+    let sum_len = comptime!(GROUP_COLUMNS * EXACT_SUM_WORDS);
     let head = cols.row as u32 + 1u32;
     let mut meta = Array::<u32>::new(meta_len);
     let mut sums = Array::<u32>::new(sum_len);
@@ -409,7 +293,7 @@ fn sum_step<T: Numeric, N: Size>(
     let mut write = false;
     if comptime!(step == ListedSumStep::Start) {
         #[unroll]
-        for j in 0..SUM_COLUMNS {
+        for j in 0..GROUP_COLUMNS {
             let (scale, flags) = observe(0u32, 0u32, current[j]);
             meta[j * EXACT_META_WORDS] = scale;
             meta[j * EXACT_META_WORDS + 1] = flags;
@@ -431,7 +315,7 @@ fn sum_step<T: Numeric, N: Size>(
                 &mut sums, &meta, updates, next, head, span, slice, cols, packed,
             );
             #[unroll]
-            for j in 0..SUM_COLUMNS {
+            for j in 0..GROUP_COLUMNS {
                 bits[j] = round_column(&sums, &meta, j, format);
             }
             write = true;
@@ -479,7 +363,7 @@ fn sum_step<T: Numeric, N: Size>(
                 cursors[slot] = cursor;
             } else {
                 #[unroll]
-                for j in 0..SUM_COLUMNS {
+                for j in 0..GROUP_COLUMNS {
                     bits[j] = round_column(&sums, &meta, j, format);
                 }
                 write = true;
@@ -547,7 +431,7 @@ pub fn scatter_nd_listed_sum<T: Numeric, N: Size>(
         terminate!();
     }
     let current = load_columns::<T, N>(&*output, base, cols.count, comptime!(None::<SumFormat>));
-    let mut bits = Array::<u32>::new(SUM_COLUMNS);
+    let mut bits = Array::<u32>::new(GROUP_COLUMNS);
     let write = sum_step::<T, N>(
         updates,
         next,
@@ -567,9 +451,9 @@ pub fn scatter_nd_listed_sum<T: Numeric, N: Size>(
         comptime!(None::<SumFormat>),
     );
     if write {
-        let mut values = Array::<f32>::new(SUM_COLUMNS);
+        let mut values = Array::<f32>::new(GROUP_COLUMNS);
         #[unroll]
-        for j in 0..SUM_COLUMNS {
+        for j in 0..GROUP_COLUMNS {
             values[j] = widen(bits[j], format);
         }
         store_columns::<T, N>(output, base, cols.count, &values);
@@ -605,11 +489,11 @@ pub fn scatter_nd_listed_sum_packed<N: Size>(
     if !works {
         terminate!();
     }
-    let mut old = Array::<u32>::new(SUM_COLUMNS);
-    let mut current = Array::<u32>::new(SUM_COLUMNS);
-    let mut bits = Array::<u32>::new(SUM_COLUMNS);
+    let mut old = Array::<u32>::new(GROUP_COLUMNS);
+    let mut current = Array::<u32>::new(GROUP_COLUMNS);
+    let mut bits = Array::<u32>::new(GROUP_COLUMNS);
     #[unroll]
-    for j in 0..SUM_COLUMNS {
+    for j in 0..GROUP_COLUMNS {
         old[j] = 0u32;
         current[j] = 0u32;
         if j < cols.count {
@@ -640,7 +524,7 @@ pub fn scatter_nd_listed_sum_packed<N: Size>(
     );
     if write {
         #[unroll]
-        for j in 0..SUM_COLUMNS {
+        for j in 0..GROUP_COLUMNS {
             if j < cols.count && bits[j] != old[j] {
                 let element = base + j;
                 let shift = ((element % 2usize) as u32) * 16u32;

@@ -40,6 +40,7 @@
 //! of such a type are first resolved into `u32` coordinates by one launch
 //! ([`scatter_nd_resolve_indices()`]).
 
+mod columns;
 mod exact;
 mod exact_add;
 mod indices;
@@ -51,6 +52,7 @@ mod ordered;
 mod packed;
 mod split;
 
+pub use columns::GROUP_COLUMNS;
 pub use exact::SumFormat;
 pub use exact_add::{
     EXACT_META_WORDS, EXACT_SUM_WORDS, scatter_nd_exact_clear, scatter_nd_exact_finish,
@@ -62,14 +64,14 @@ pub use kernel::{
     scatter_nd_combine_buckets, scatter_nd_gather, scatter_nd_link_rows, scatter_nd_reduce_lists,
     scatter_nd_segment_lists,
 };
-pub use latest::{LATEST_COLUMNS, scatter_nd_assign_latest};
+pub use latest::scatter_nd_assign_latest;
 pub use launch::{
     OutOfRange, ScatterNdData, ScatterNdIndices, ScatterNdLayout, ScatterReduction,
     ScatterStrategy, data_in_words, deterministic_strategy, launch_gather_nd, launch_scatter_nd,
     list_buckets, scatter_strategy,
 };
 pub use listed_sum::{
-    ListedSumStep, SUM_COLUMNS, WALK_CUBE, scatter_nd_listed_dispatch, scatter_nd_listed_sum,
+    ListedSumStep, WALK_CUBE, scatter_nd_listed_dispatch, scatter_nd_listed_sum,
     scatter_nd_listed_sum_heads, scatter_nd_listed_sum_packed,
 };
 pub use ordered::{

@@ -19,8 +19,9 @@
 
 use cubecl::prelude::*;
 
+use super::columns::{Columns, GROUP_COLUMNS, columns, load_columns, store_columns};
 use super::exact::{SumFormat, round_product};
-use super::exact_add::{term_at, typed_term, widen};
+use super::exact_add::widen;
 use super::indices::SKIPPED;
 use super::kernel::ReduceOp;
 
@@ -174,55 +175,61 @@ pub(super) fn list_pending(
     slot
 }
 
-/// This launch's walk for its unit ([`unit_position`], then [`walk_range`]): the unit's
-/// update element, the target element, the sorted rows to take and whether it walks. Launch 0
-/// lists every walk that goes on past its span; that list serves every later launch
-/// (`resume`), whose walks end (inactive) once their target has no rows left.
+/// This launch's walk for its unit ([`unit_position`], then [`walk_range`]): the unit, its
+/// group of columns (`Columns::row` its sorted position), the first target element they
+/// address, the sorted rows to take and whether it walks. Launch 0 lists every walk that goes
+/// on past its span; that list serves every later launch (`resume`), whose walks end (inactive)
+/// once their target has no rows left.
 #[cube]
 fn ordered_walk(
     order: &[u32],
     targets: &[u32],
     pending_count: &mut [Atomic<u32>],
     pending: &mut [u32],
-    sizes: (usize, usize, usize),
+    sizes: (usize, usize, usize, usize),
     window: (usize, usize),
     #[comptime] resume: bool,
-) -> (usize, usize, usize, usize, bool) {
-    let (units, slice, rows) = sizes;
+) -> (Columns, usize, usize, usize, bool) {
+    let (units, slice, groups, rows) = sizes;
     let (first, span) = window;
-    let (position, listed) = unit_position(pending_count, pending, units, resume);
-    let mut element = 0usize;
+    let (unit, listed) = unit_position(pending_count, pending, units, resume);
+    // Arithmetic only: any unit's columns lie in the slice.
+    let cols = columns(unit, slice, groups);
+    let mut base = 0usize;
     let mut start = 0usize;
     let mut end = 0usize;
     let mut active = false;
     if listed {
         let (key, walk_start, walk_end, walks, more) =
-            walk_range(order, targets, position / slice, rows, first, span);
+            walk_range(order, targets, cols.row, rows, first, span);
         if more && comptime!(!resume) {
-            list_pending(pending_count, pending, position);
+            list_pending(pending_count, pending, unit);
         }
         if walks {
-            element = key as usize * slice + position % slice;
+            base = key as usize * slice + cols.first;
         }
         start = walk_start;
         end = walk_end;
         active = walks;
     }
-    (position, element, start, end, active)
+    (cols, base, start, end, active)
 }
 
 /// Walks, typed 16- and 32-bit floats (`Mul`): the unit at each target's first sorted row, per
-/// column, multiplies the target element by the updates of rows `start..end` of the target's
-/// sorted rows, in order, as `f32` bits rounded to `format` each step (`round_product`).
+/// group of columns, multiplies the target elements by the updates of rows `start..end` of the
+/// target's sorted rows, in order, as `f32` bits rounded to `format` each step
+/// (`round_product`); `groups` groups per row, `units = rows * groups`, read in vectors of `N`
+/// lanes (see `columns.rs`).
 #[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
-pub fn scatter_nd_ordered_product<T: Numeric>(
-    output: &mut [T],
-    updates: &[T],
+pub fn scatter_nd_ordered_product<T: Numeric, N: Size>(
+    output: &mut [Vector<T, N>],
+    updates: &[Vector<T, N>],
     order: &[u32],
     targets: &[u32],
     pending_count: &mut [Atomic<u32>],
     pending: &mut [u32],
     slice: usize,
+    groups: usize,
     units: usize,
     rows: usize,
     first: usize,
@@ -231,32 +238,41 @@ pub fn scatter_nd_ordered_product<T: Numeric>(
     #[comptime] format: SumFormat,
     #[define(T)] _data: ElemType,
 ) {
-    let (position, element, start, end, active) = ordered_walk(
+    let (cols, base, start, end, active) = ordered_walk(
         order,
         targets,
         pending_count,
         pending,
-        (units, slice, rows),
+        (units, slice, groups, rows),
         (first, span),
         resume,
     );
     if !active {
         terminate!();
     }
-    let col = position % slice;
-    let mut acc = typed_term::<T>(output[element]);
+    let unpacked = comptime!(None::<SumFormat>);
+    let mut acc = load_columns::<T, N>(&*output, base, cols.count, unpacked);
     let mut sorted = start;
     while sorted < end {
         let row = order[sorted] as usize;
-        let bits = round_product(acc, typed_term::<T>(updates[row * slice + col]), format);
-        acc = u32::reinterpret(widen(bits, format));
+        let terms = load_columns::<T, N>(updates, row * slice + cols.first, cols.count, unpacked);
+        #[unroll]
+        for j in 0..GROUP_COLUMNS {
+            let bits = round_product(acc[j], terms[j], format);
+            acc[j] = u32::reinterpret(widen(bits, format));
+        }
         sorted += 1usize;
     }
-    output[element] = T::cast_from(f32::reinterpret(acc));
+    let mut values = Array::<f32>::new(GROUP_COLUMNS);
+    #[unroll]
+    for j in 0..GROUP_COLUMNS {
+        values[j] = f32::reinterpret(acc[j]);
+    }
+    store_columns::<T, N>(output, base, cols.count, &values);
 }
 
-/// Walks, `f64` (`Add` or `Mul`): as [`scatter_nd_ordered_product()`], in the runtime's `f64`
-/// arithmetic; a NaN result is written as the canonical quiet NaN.
+/// Walks, `f64` (`Add` or `Mul`): as [`scatter_nd_ordered_product()`], element by element in
+/// the runtime's `f64` arithmetic; a NaN result is written as the canonical quiet NaN.
 #[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn scatter_nd_ordered_f64(
     output: &mut [f64],
@@ -266,6 +282,7 @@ pub fn scatter_nd_ordered_f64(
     pending_count: &mut [Atomic<u32>],
     pending: &mut [u32],
     slice: usize,
+    groups: usize,
     units: usize,
     rows: usize,
     first: usize,
@@ -273,47 +290,67 @@ pub fn scatter_nd_ordered_f64(
     #[comptime] resume: bool,
     #[comptime] op: ReduceOp,
 ) {
-    let (position, element, start, end, active) = ordered_walk(
+    let (cols, base, start, end, active) = ordered_walk(
         order,
         targets,
         pending_count,
         pending,
-        (units, slice, rows),
+        (units, slice, groups, rows),
         (first, span),
         resume,
     );
     if !active {
         terminate!();
     }
-    let col = position % slice;
-    let mut acc = output[element];
+    let mut acc = Array::<f64>::new(GROUP_COLUMNS);
+    #[unroll]
+    for j in 0..GROUP_COLUMNS {
+        acc[j] = 0.0f64;
+        if j < cols.count {
+            acc[j] = output[base + j];
+        }
+    }
     let mut sorted = start;
     while sorted < end {
-        let value = updates[order[sorted] as usize * slice + col];
-        if comptime!(op == ReduceOp::Mul) {
-            acc *= value;
-        } else {
-            acc += value;
+        let update_base = order[sorted] as usize * slice + cols.first;
+        #[unroll]
+        for j in 0..GROUP_COLUMNS {
+            if j < cols.count {
+                let value = updates[update_base + j];
+                if comptime!(op == ReduceOp::Mul) {
+                    acc[j] *= value;
+                } else {
+                    acc[j] += value;
+                }
+            }
         }
         sorted += 1usize;
     }
-    if acc.is_nan() {
-        acc = f64::reinterpret(0x7FF8_0000_0000_0000u64);
+    #[unroll]
+    for j in 0..GROUP_COLUMNS {
+        if j < cols.count {
+            let mut value = acc[j];
+            if value.is_nan() {
+                value = f64::reinterpret(0x7FF8_0000_0000_0000u64);
+            }
+            output[base + j] = value;
+        }
     }
-    output[element] = acc;
 }
 
-/// Walks, `f16`/`bf16` packed two to a `u32` word (`Mul`): as [`scatter_nd_ordered_product()`], and the unit XORs the change of its field into the word, which leaves the other
+/// Walks, `f16`/`bf16` packed two to a `u32` word (`Mul`): as [`scatter_nd_ordered_product()`],
+/// and the unit XORs the change of each of its fields into its word, which leaves the other
 /// field as its own unit sets it.
 #[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
-pub fn scatter_nd_ordered_packed(
+pub fn scatter_nd_ordered_packed<N: Size>(
     output: &mut [Atomic<u32>],
-    updates: &[u32],
+    updates: &[Vector<u32, N>],
     order: &[u32],
     targets: &[u32],
     pending_count: &mut [Atomic<u32>],
     pending: &mut [u32],
     slice: usize,
+    groups: usize,
     units: usize,
     rows: usize,
     first: usize,
@@ -321,34 +358,55 @@ pub fn scatter_nd_ordered_packed(
     #[comptime] resume: bool,
     #[comptime] format: SumFormat,
 ) {
-    let (position, element, start, end, active) = ordered_walk(
+    let (cols, base, start, end, active) = ordered_walk(
         order,
         targets,
         pending_count,
         pending,
-        (units, slice, rows),
+        (units, slice, groups, rows),
         (first, span),
         resume,
     );
     if !active {
         terminate!();
     }
-    let col = position % slice;
-    let word = element / 2usize;
-    let shift = ((element % 2usize) as u32) * 16u32;
-    // Only this unit writes this field during the launch, so the load sees its current bits.
-    let old = (output[word].load() >> shift) & 0xFFFFu32;
-    let mut acc = u32::reinterpret(widen(old, format));
-    let mut bits = old;
+    let mut old = Array::<u32>::new(GROUP_COLUMNS);
+    let mut acc = Array::<u32>::new(GROUP_COLUMNS);
+    let mut bits = Array::<u32>::new(GROUP_COLUMNS);
+    #[unroll]
+    for j in 0..GROUP_COLUMNS {
+        old[j] = 0u32;
+        if j < cols.count {
+            let element = base + j;
+            // Only this unit writes this field during the launch, so the load sees its bits.
+            let shift = ((element % 2usize) as u32) * 16u32;
+            old[j] = (output[element / 2usize].load() >> shift) & 0xFFFFu32;
+        }
+        acc[j] = u32::reinterpret(widen(old[j], format));
+        bits[j] = old[j];
+    }
     let mut sorted = start;
     while sorted < end {
         let row = order[sorted] as usize;
-        let update = term_at::<u32>(updates, row * slice + col, comptime!(Some(format)));
-        bits = round_product(acc, update, format);
-        acc = u32::reinterpret(widen(bits, format));
+        let terms = load_columns::<u32, N>(
+            updates,
+            row * slice + cols.first,
+            cols.count,
+            comptime!(Some(format)),
+        );
+        #[unroll]
+        for j in 0..GROUP_COLUMNS {
+            bits[j] = round_product(acc[j], terms[j], format);
+            acc[j] = u32::reinterpret(widen(bits[j], format));
+        }
         sorted += 1usize;
     }
-    if bits != old {
-        output[word].fetch_xor((bits ^ old) << shift);
+    #[unroll]
+    for j in 0..GROUP_COLUMNS {
+        if j < cols.count && bits[j] != old[j] {
+            let element = base + j;
+            let shift = ((element % 2usize) as u32) * 16u32;
+            output[element / 2usize].fetch_xor((bits[j] ^ old[j]) << shift);
+        }
     }
 }

@@ -11,7 +11,7 @@ use super::lists::ListsLaunch;
 use super::ordered::Walks;
 use crate::launch::{elementwise_geometry, vector_size_for};
 use crate::scatter_nd::{
-    EXACT_META_WORDS, EXACT_SUM_WORDS, ListedSumStep, SUM_COLUMNS, SumFormat, WALK_CUBE,
+    EXACT_META_WORDS, EXACT_SUM_WORDS, GROUP_COLUMNS, ListedSumStep, SumFormat, WALK_CUBE,
     scatter_nd_clear, scatter_nd_listed_dispatch, scatter_nd_listed_sum,
     scatter_nd_listed_sum_heads, scatter_nd_listed_sum_packed,
 };
@@ -48,8 +48,8 @@ pub(super) unsafe fn launch_listed_sum(
         ..
     } = lists;
     let (rows, slice, units, address) = (*rows, *slice, *units, *address);
-    // One unit per update row and group of `SUM_COLUMNS` columns.
-    let groups = slice.div_ceil(SUM_COLUMNS);
+    // One unit per update row and group of `GROUP_COLUMNS` columns.
+    let groups = slice.div_ceil(GROUP_COLUMNS);
     let group_units = rows * groups;
     let (data_len, update_len) = match data_elem {
         Some(_) => (*output_len, units),
@@ -121,8 +121,8 @@ pub(super) unsafe fn launch_listed_sum(
             BufferArg::from_raw_parts(dispatch.clone(), 3),
         ));
         let (meta_len, sum_len) = (
-            walks.capacity * SUM_COLUMNS * EXACT_META_WORDS,
-            walks.capacity * SUM_COLUMNS * EXACT_SUM_WORDS,
+            walks.capacity * GROUP_COLUMNS * EXACT_META_WORDS,
+            walks.capacity * GROUP_COLUMNS * EXACT_SUM_WORDS,
         );
         let meta = client.empty(meta_len * size_of::<u32>());
         let sums = client.empty(sum_len * size_of::<u32>());

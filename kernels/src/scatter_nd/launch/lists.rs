@@ -12,7 +12,7 @@ use super::ordered::{launch_ordered, ordered_step};
 use super::strategy::{DataBinding, selection_bits};
 use crate::launch::{elementwise_geometry, vector_size_for};
 use crate::scatter_nd::{
-    EXACT_META_WORDS, EXACT_SUM_WORDS, LATEST_COLUMNS, ReduceOp, RowLink, ScatterStrategy,
+    EXACT_META_WORDS, EXACT_SUM_WORDS, GROUP_COLUMNS, ReduceOp, RowLink, ScatterStrategy,
     SumFormat, WordKind, scatter_nd_assign_latest, scatter_nd_clear, scatter_nd_combine_buckets,
     scatter_nd_exact_clear, scatter_nd_exact_finish, scatter_nd_exact_finish_packed,
     scatter_nd_exact_scale, scatter_nd_exact_sum, scatter_nd_link_rows, scatter_nd_reduce_lists,
@@ -282,12 +282,12 @@ pub(super) unsafe fn launch_lists(
             (strategy, op, binding)
         {
             // The latest rows' groups of columns, in vectors that tile the slice.
-            let widest = vector_size_for(client, &[data_elem.size()]).min(LATEST_COLUMNS);
+            let widest = vector_size_for(client, &[data_elem.size()]).min(GROUP_COLUMNS);
             let vector = [4, 2, 1]
                 .into_iter()
                 .find(|&v| v <= widest && slice % v == 0)
                 .unwrap_or(1);
-            let groups = slice.div_ceil(LATEST_COLUMNS);
+            let groups = slice.div_ceil(GROUP_COLUMNS);
             let (cubes, dim) = elementwise_geometry(client, rows * groups);
             launch_unchecked!(scatter_nd_assign_latest(
                 client,

@@ -9,11 +9,11 @@ use cubecl::server::Handle;
 
 use super::lists::{ListsLaunch, float_format};
 use super::strategy::DataBinding;
-use crate::launch::{elementwise_geometry, has_planes};
+use crate::launch::{elementwise_geometry, has_planes, vector_size_for};
 use crate::scatter_nd::{
-    ReduceOp, SORT_RUN, SumFormat, WALK_CUBE, scatter_nd_clear, scatter_nd_merge_runs,
-    scatter_nd_ordered_f64, scatter_nd_ordered_packed, scatter_nd_ordered_product,
-    scatter_nd_sort_runs,
+    GROUP_COLUMNS, ReduceOp, SORT_RUN, SumFormat, WALK_CUBE, scatter_nd_clear,
+    scatter_nd_merge_runs, scatter_nd_ordered_f64, scatter_nd_ordered_packed,
+    scatter_nd_ordered_product, scatter_nd_sort_runs,
 };
 
 /// Which walk a deterministic reduction takes to combine in index order.
@@ -197,18 +197,29 @@ pub(super) unsafe fn launch_ordered(
         ..
     } = lists;
     let (rows, slice, units, address) = (*rows, *slice, *units, *address);
+    // One unit per sorted position and group of columns, read in vectors of four 32-bit lanes
+    // where whole vectors tile the slice (a multiple of 4 elements, or of 8 packed ones).
+    let groups = slice.div_ceil(GROUP_COLUMNS);
+    let group_units = rows * groups;
+    let vector = match step {
+        OrderedStep::Product { elem, .. } if slice % 4 == 0 => {
+            vector_size_for(client, &[elem.size()]).min(4)
+        }
+        OrderedStep::PackedProduct(_) if slice % 8 == 0 => vector_size_for(client, &[4]).min(4),
+        _ => 1,
+    };
     // SAFETY (every launch): `row_targets` holds `rows` u32 and the sorted order `rows`; the
-    // walks guard against `units` (or the list's capacity, listing and reading it below its
-    // length), read sorted positions below `rows` and write target elements below
+    // walks guard against `group_units` (or the list's capacity, listing and reading it below
+    // its length), read sorted positions below `rows` and write target elements below
     // `output_len` (targets below `targets`, as the caller checked).
     unsafe {
         let sorted = sort_rows(client, row_targets, rows, address);
-        let walks = Walks::new(client, rows, slice, CPU_SPAN, address);
+        let walks = Walks::new(client, rows, groups, CPU_SPAN, address);
         let span = walks.span;
         let targets_arg = || BufferArg::from_raw_parts(row_targets.clone(), rows);
         for first in (0..rows).step_by(span) {
             let resume = first > 0;
-            let (cubes, dim) = walks.geometry(client, units, resume);
+            let (cubes, dim) = walks.geometry(client, group_units, resume);
             let order = BufferArg::from_raw_parts(sorted.clone(), rows);
             let (pending_count, pending) = (walks.count_arg(), walks.list_arg());
             match step {
@@ -218,6 +229,7 @@ pub(super) unsafe fn launch_ordered(
                         cubes.clone(),
                         dim,
                         address,
+                        vector,
                         BufferArg::from_raw_parts(output.clone(), output_len.div_ceil(2)),
                         BufferArg::from_raw_parts(updates.clone(), units.div_ceil(2)),
                         order,
@@ -225,7 +237,8 @@ pub(super) unsafe fn launch_ordered(
                         pending_count,
                         pending,
                         slice,
-                        units,
+                        groups,
+                        group_units,
                         rows,
                         first,
                         span,
@@ -239,6 +252,7 @@ pub(super) unsafe fn launch_ordered(
                         cubes.clone(),
                         dim,
                         address,
+                        vector,
                         BufferArg::from_raw_parts(output.clone(), *output_len),
                         BufferArg::from_raw_parts(updates.clone(), units),
                         order,
@@ -246,7 +260,8 @@ pub(super) unsafe fn launch_ordered(
                         pending_count,
                         pending,
                         slice,
-                        units,
+                        groups,
+                        group_units,
                         rows,
                         first,
                         span,
@@ -268,7 +283,8 @@ pub(super) unsafe fn launch_ordered(
                         pending_count,
                         pending,
                         slice,
-                        units,
+                        groups,
+                        group_units,
                         rows,
                         first,
                         span,

@@ -1,0 +1,127 @@
+//! Groups of columns: the CPU drivers' deterministic kernels give each unit one row (an update
+//! row, or a position among the rows sorted by target) and [`GROUP_COLUMNS`] consecutive
+//! columns of it, which it reads and writes in vectors where whole vectors tile the slice. CPU
+//! drivers run every instruction of a kernel for each group of lanes and load or store lane by
+//! lane, so one test of the row serves the group and one load of four lanes costs little more
+//! than one of one.
+
+use cubecl::prelude::*;
+
+use super::exact::SumFormat;
+use super::exact_add::{typed_term, widen};
+
+/// Columns one unit of a group takes.
+pub const GROUP_COLUMNS: usize = 8;
+
+/// Where a unit works: its row, its first column and how many of the group's columns the
+/// slice has.
+#[derive(CubeType)]
+pub(super) struct Columns {
+    pub row: usize,
+    pub first: usize,
+    pub count: usize,
+}
+
+#[cube]
+pub(super) fn columns(unit: usize, slice: usize, groups: usize) -> Columns {
+    let row = unit / groups;
+    let first = (unit - row * groups) * GROUP_COLUMNS;
+    let left = slice - first;
+    Columns {
+        row,
+        first,
+        count: select(left < GROUP_COLUMNS, left, GROUP_COLUMNS),
+    }
+}
+
+/// The `f32` bits of the group's `count` columns of the slice whose first column is element
+/// `element` of `data` (zeros past them): typed data one element a lane, `packed` data two a
+/// 32-bit lane. With vectors of several lanes the caller keeps `element` and the slice a
+/// multiple of a vector's elements, so that whole vectors cover the columns.
+#[cube]
+pub(super) fn load_columns<T: Numeric, N: Size>(
+    data: &[Vector<T, N>],
+    element: usize,
+    count: usize,
+    #[comptime] packed: Option<SumFormat>,
+) -> Array<u32> {
+    let lanes = data.vector_size();
+    let per_lane = comptime!(if packed.is_some() { 2 } else { 1 });
+    let per_vector = comptime!(lanes * per_lane);
+    let mut terms = Array::<u32>::new(GROUP_COLUMNS);
+    #[unroll]
+    for j in 0..GROUP_COLUMNS {
+        terms[j] = 0u32;
+    }
+    if comptime!(lanes == 1) {
+        #[unroll]
+        for j in 0..GROUP_COLUMNS {
+            if j < count {
+                let at = element + j;
+                if comptime!(packed.is_some()) {
+                    let word = u32::cast_from(data[at / 2usize].extract(0usize));
+                    let half = (word >> (((at % 2usize) as u32) * 16u32)) & 0xFFFFu32;
+                    terms[j] =
+                        u32::reinterpret(widen(half, comptime!(packed.unwrap_or(SumFormat::F16))));
+                } else {
+                    terms[j] = typed_term::<T>(data[at].extract(0usize));
+                }
+            }
+        }
+    } else {
+        let first_vector = element / per_vector;
+        #[unroll]
+        for v in 0..comptime!(GROUP_COLUMNS.div_ceil(per_vector)) {
+            if comptime!(v * per_vector) < count {
+                let value = data[first_vector + v];
+                #[unroll]
+                for lane in 0..lanes {
+                    let column = comptime!(v * per_vector + lane * per_lane);
+                    if comptime!(packed.is_some()) {
+                        let format = comptime!(packed.unwrap_or(SumFormat::F16));
+                        let word = u32::cast_from(value.extract(lane));
+                        terms[column] = u32::reinterpret(widen(word & 0xFFFFu32, format));
+                        terms[comptime!(column + 1)] =
+                            u32::reinterpret(widen(word >> 16u32, format));
+                    } else {
+                        terms[column] = typed_term::<T>(value.extract(lane));
+                    }
+                }
+            }
+        }
+    }
+    terms
+}
+
+/// Stores the group's `count` columns `values` to the typed slice whose first column is element
+/// `element` of `data`, in whole vectors as [`load_columns`] reads them.
+#[cube]
+pub(super) fn store_columns<T: Numeric, N: Size>(
+    data: &mut [Vector<T, N>],
+    element: usize,
+    count: usize,
+    values: &Array<f32>,
+) {
+    let lanes = data.vector_size();
+    if comptime!(lanes == 1) {
+        #[unroll]
+        for j in 0..GROUP_COLUMNS {
+            if j < count {
+                data[element + j] = Vector::<T, N>::new(T::cast_from(values[j]));
+            }
+        }
+    } else {
+        let first_vector = element / lanes;
+        #[unroll]
+        for v in 0..comptime!(GROUP_COLUMNS.div_ceil(lanes)) {
+            if comptime!(v * lanes) < count {
+                let mut value = Vector::<T, N>::new(T::from_int(0));
+                #[unroll]
+                for lane in 0..lanes {
+                    value.insert(lane, T::cast_from(values[comptime!(v * lanes + lane)]));
+                }
+                data[first_vector + v] = value;
+            }
+        }
+    }
+}
