@@ -41,7 +41,7 @@ use common::{INTEGERS, WIDTHS};
 use cuda::{CapturedSource, Nvrtc, Resources, Types, sm90_properties};
 
 /// Every `#[cube(launch_unchecked)]` kernel function of the crate.
-const KERNELS: [&str; 38] = [
+const KERNELS: [&str; 41] = [
     "bit_count_kernel",
     "bit_count_words_kernel",
     "compress_gather_packed",

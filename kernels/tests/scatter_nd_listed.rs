@@ -161,7 +161,7 @@ fn check(client: &Client, slice: usize) {
     let targets_handle = client.create_from_slice(u32::as_bytes(&targets));
     let count_handle = client.create_from_slice(u32::as_bytes(&[0u32]));
     let work_handle = client.create_from_slice(u32::as_bytes(&vec![u32::MAX; units]));
-    let vector = if slice % 4 == 0 { 4 } else { 1 };
+    let vector = if slice.is_multiple_of(4) { 4 } else { 1 };
     // SAFETY: every buffer holds what its argument says (rows, targets and units as built
     // above); each head's target is below `targets_len` and its group's columns inside the
     // slice; `work` has a slot for every unit.

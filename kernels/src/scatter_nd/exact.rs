@@ -79,14 +79,15 @@ pub fn observe(scale: u32, flags: u32, term: u32) -> (u32, u32) {
     )
 }
 
-/// Adds `w0` at word `k` and `w1` at word `k + 1` of the 4-word little-endian integer at
-/// `acc[base..]`, carrying into the words above.
+/// Adds `w0` at word `k` and `w1` at word `k + 1`, every word XORed with `flip`, plus `carry`,
+/// to the 4-word little-endian integer at `acc[base..]`, carrying into the words above.
 #[cube]
-fn add_words(acc: &mut Array<u32>, base: usize, k: u32, w0: u32, w1: u32) {
-    let mut carry = 0u32;
+fn add_words(acc: &mut Array<u32>, base: usize, parts: (u32, u32, u32), flip: u32, carry: u32) {
+    let (k, w0, w1) = parts;
+    let mut carry = carry;
     #[unroll]
     for i in 0..4u32 {
-        let piece = select(k == i, w0, select(k + 1u32 == i, w1, 0u32));
+        let piece = select(k == i, w0, select(k + 1u32 == i, w1, 0u32)) ^ flip;
         let partial = acc[base + i as usize] + piece;
         let sum = partial + carry;
         carry = u32::cast_from(partial < piece || sum < carry);
@@ -127,54 +128,31 @@ pub fn term_parts(scale: u32, term: u32) -> (u32, u32, u32, u32) {
 /// `negative` (4-word magnitudes); see [`term_parts`].
 #[cube]
 pub fn add_term(positive: &mut Array<u32>, negative: &mut Array<u32>, scale: u32, term: u32) {
-    add_term_at(positive, negative, 0usize, scale, term);
-}
-
-/// [`add_term`] on the 4-word magnitudes at `positive[base..]` and `negative[base..]`.
-#[cube]
-pub fn add_term_at(
-    positive: &mut Array<u32>,
-    negative: &mut Array<u32>,
-    base: usize,
-    scale: u32,
-    term: u32,
-) {
     let (sign, k, w0, w1) = term_parts(scale, term);
     let negative_term = sign != 0u32;
-    add_words(
-        positive,
-        base,
+    let positive_parts = (
         k,
         select(negative_term, 0u32, w0),
         select(negative_term, 0u32, w1),
     );
-    add_words(
-        negative,
-        base,
+    let negative_parts = (
         k,
         select(negative_term, w0, 0u32),
         select(negative_term, w1, 0u32),
     );
+    add_words(positive, 0usize, positive_parts, 0u32, 0u32);
+    add_words(negative, 0usize, negative_parts, 0u32, 0u32);
 }
 
 /// Adds the finite term of `f32` bits `term` on the grid of `scale` to the 4-word
-/// two's-complement sum at `sum[base..]`: one add with carries where [`add_term_at`] keeps two
+/// two's-complement sum at `sum[base..]`: one add with carries where [`add_term`] keeps two
 /// magnitudes. Exact while the sum's magnitude stays below 2^127: fewer than 2^31 terms (each
 /// below 2^96 on the grid).
 #[cube]
 pub fn add_signed_term_at(sum: &mut Array<u32>, base: usize, scale: u32, term: u32) {
     let (sign, k, w0, w1) = term_parts(scale, term);
     // A negative term adds the complement of its magnitude, plus one.
-    let flip = 0u32 - sign;
-    let mut carry = sign;
-    #[unroll]
-    for i in 0..4u32 {
-        let piece = select(k == i, w0, select(k + 1u32 == i, w1, 0u32)) ^ flip;
-        let partial = sum[base + i as usize] + piece;
-        let total = partial + carry;
-        carry = u32::cast_from(partial < piece || total < carry);
-        sum[base + i as usize] = total;
-    }
+    add_words(sum, base, (k, w0, w1), 0u32 - sign, sign);
 }
 
 /// [`round_sum`] of the 4-word two's-complement sum at `sum[base..]` (see

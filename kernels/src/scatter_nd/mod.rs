@@ -20,7 +20,8 @@
 //!   `sqrt(rows)` rows, reduced side by side first, which also bounds a few hot targets.
 //!
 //! - **Deterministic**: a result that depends on the operands alone. `Assign` lists keep only
-//!   their latest row in index order (an atomic maximum); float `Add` sums exactly on integer
+//!   their latest row in index order (an atomic maximum; on CPU drivers the latest rows move in
+//!   groups of columns, `latest.rs`); float `Add` sums exactly on integer
 //!   grids with 32-bit atomics and rounds once (`scatter_nd_exact_*`, see `exact_add.rs`), or
 //!   with [`ScatterStrategy::ListedDeterministic`] (CPU drivers) the same sum along each
 //!   target's list of rows (`scatter_nd_listed_sum*`, see `listed_sum.rs`); float `Mul` and

@@ -6,8 +6,8 @@
 //! [`scatter_nd_sort_runs()`] ranks every row within its run of [`SORT_RUN`] rows, then
 //! [`scatter_nd_merge_runs()`] merges pairs of sorted runs (each row finds its place in the other
 //! run by binary search), doubling their width until one run holds every row. Then one unit per
-//! sorted position and column, the one at each target's first sorted row, walks the target's
-//! rows in order ([`scatter_nd_ordered_product()`], its packed form, or
+//! sorted position and group of columns (`columns.rs`), the one at each target's first sorted
+//! row, walks the target's rows in order ([`scatter_nd_ordered_product()`], its packed form, or
 //! [`scatter_nd_ordered_f64()`]), at most `span` rows per launch, since CPU drivers (llvmpipe) end
 //! a shader's loops after 65,535 iterations in all. In the first launch a walk that goes on past
 //! its span lists its unit in `pending`; the launcher's further launches (`resume`) run only the

@@ -8,8 +8,8 @@ use cubecl::prelude::*;
 use cubecl::server::Handle;
 
 use super::lists::ListsLaunch;
-use super::ordered::Walks;
-use crate::launch::{elementwise_geometry, vector_size_for};
+use super::ordered::{Walks, group_vector};
+use crate::launch::elementwise_geometry;
 use crate::scatter_nd::{
     EXACT_META_WORDS, EXACT_SUM_WORDS, GROUP_COLUMNS, ListedSumStep, SumFormat, WALK_CUBE,
     scatter_nd_clear, scatter_nd_listed_dispatch, scatter_nd_listed_sum,
@@ -55,13 +55,7 @@ pub(super) unsafe fn launch_listed_sum(
         Some(_) => (*output_len, units),
         None => (output_len.div_ceil(2), units.div_ceil(2)),
     };
-    // The walks read each row's group of columns in vectors of four 32-bit lanes where whole
-    // vectors cover the groups (a slice of a multiple of 4 elements, or of 8 packed ones).
-    let vector = if slice % (4 * if data_elem.is_some() { 1 } else { 2 }) == 0 {
-        vector_size_for(client, &[4]).min(4)
-    } else {
-        1
-    };
+    let vector = group_vector(client, data_elem, slice);
     let heads_vector = if data_elem.is_some() { vector } else { 1 };
     let work_count = client.empty(size_of::<u32>());
     let work = client.empty(group_units * size_of::<u32>());

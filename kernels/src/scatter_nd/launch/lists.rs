@@ -285,7 +285,7 @@ pub(super) unsafe fn launch_lists(
             let widest = vector_size_for(client, &[data_elem.size()]).min(GROUP_COLUMNS);
             let vector = [4, 2, 1]
                 .into_iter()
-                .find(|&v| v <= widest && slice % v == 0)
+                .find(|&v| v <= widest && slice.is_multiple_of(v))
                 .unwrap_or(1);
             let groups = slice.div_ceil(GROUP_COLUMNS);
             let (cubes, dim) = elementwise_geometry(client, rows * groups);

@@ -48,6 +48,22 @@ pub(super) fn ordered_step(binding: DataBinding, op: Option<ReduceOp>) -> Option
 /// driver, whose shader loops stop after 65,535 iterations in all); elsewhere one launch.
 const CPU_SPAN: usize = 1 << 15;
 
+/// The lanes of the vectors a group of columns is read in (see `scatter_nd/columns.rs`) for
+/// data of `data_elem` (`None`: 16-bit floats packed two to a word), `slice` elements a row: up
+/// to four, where whole vectors tile the slice (a multiple of 4 elements, or of 8 packed ones),
+/// else one.
+pub(super) fn group_vector(client: &Client, data_elem: Option<ElemType>, slice: usize) -> usize {
+    let (bytes, tile) = match data_elem {
+        Some(elem) => (elem.size(), 4),
+        None => (4, 8),
+    };
+    if slice.is_multiple_of(tile) {
+        vector_size_for(client, &[bytes]).min(4)
+    } else {
+        1
+    }
+}
+
 /// The rows sorted by target, stably (`row_targets`: `rows` targets or the skip marker), in a
 /// new buffer of `rows` u32.
 ///
@@ -197,16 +213,13 @@ pub(super) unsafe fn launch_ordered(
         ..
     } = lists;
     let (rows, slice, units, address) = (*rows, *slice, *units, *address);
-    // One unit per sorted position and group of columns, read in vectors of four 32-bit lanes
-    // where whole vectors tile the slice (a multiple of 4 elements, or of 8 packed ones).
+    // One unit per sorted position and group of columns.
     let groups = slice.div_ceil(GROUP_COLUMNS);
     let group_units = rows * groups;
     let vector = match step {
-        OrderedStep::Product { elem, .. } if slice % 4 == 0 => {
-            vector_size_for(client, &[elem.size()]).min(4)
-        }
-        OrderedStep::PackedProduct(_) if slice % 8 == 0 => vector_size_for(client, &[4]).min(4),
-        _ => 1,
+        OrderedStep::Product { elem, .. } => group_vector(client, Some(elem), slice),
+        OrderedStep::PackedProduct(_) => group_vector(client, None, slice),
+        OrderedStep::Wide(_) => 1,
     };
     // SAFETY (every launch): `row_targets` holds `rows` u32 and the sorted order `rows`; the
     // walks guard against `group_units` (or the list's capacity, listing and reading it below

@@ -46,10 +46,10 @@ pub enum ScatterStrategy {
     Deterministic,
     /// [`Deterministic`](Self::Deterministic) with float `Add`'s exact sum taken along each
     /// target's list of rows (the unit of the list's head walks it, per group of columns)
-    /// instead of with scratch per element and atomics: the same bits. The choice of CPU
-    /// drivers, which pay for each pass over the updates, and for every instruction of a
-    /// kernel whichever branch a unit takes, more than for a long walk; GPUs run the walks of
-    /// hot targets on few units.
+    /// instead of with scratch per element and atomics, and `Assign` moving each latest row's
+    /// groups of columns: the same bits. The choice of CPU drivers, which pay for each pass
+    /// over the updates, and for every instruction of a kernel whichever branch a unit takes,
+    /// more than for a long walk; GPUs run the walks of hot targets on few units.
     ListedDeterministic,
 }
 
