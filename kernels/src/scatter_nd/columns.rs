@@ -125,3 +125,42 @@ pub(super) fn store_columns<T: Numeric, N: Size>(
         }
     }
 }
+
+/// The bits of the group's `count` 16-bit fields of packed data from element `element` on
+/// (zeros past them). Only the unit of a group writes its fields during a launch, so the loads
+/// see their current bits.
+#[cube]
+pub(super) fn load_fields(output: &[Atomic<u32>], element: usize, count: usize) -> Array<u32> {
+    let mut fields = Array::<u32>::new(GROUP_COLUMNS);
+    #[unroll]
+    for j in 0..GROUP_COLUMNS {
+        fields[j] = 0u32;
+        if j < count {
+            let at = element + j;
+            let shift = ((at % 2usize) as u32) * 16u32;
+            fields[j] = (output[at / 2usize].load() >> shift) & 0xFFFFu32;
+        }
+    }
+    fields
+}
+
+/// Writes `fields` over the group's `count` 16-bit fields of packed data from element `element`
+/// on, which hold `old`: each change XORed into its word, which leaves the word's other field
+/// as its own unit sets it.
+#[cube]
+pub(super) fn store_fields(
+    output: &mut [Atomic<u32>],
+    element: usize,
+    count: usize,
+    old: &Array<u32>,
+    fields: &Array<u32>,
+) {
+    #[unroll]
+    for j in 0..GROUP_COLUMNS {
+        if j < count && fields[j] != old[j] {
+            let at = element + j;
+            let shift = ((at % 2usize) as u32) * 16u32;
+            output[at / 2usize].fetch_xor((fields[j] ^ old[j]) << shift);
+        }
+    }
+}

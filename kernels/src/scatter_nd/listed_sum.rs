@@ -22,7 +22,9 @@
 
 use cubecl::prelude::*;
 
-use super::columns::{Columns, GROUP_COLUMNS, columns, load_columns, store_columns};
+use super::columns::{
+    Columns, GROUP_COLUMNS, columns, load_columns, load_fields, store_columns, store_fields,
+};
 use super::exact::{SumFormat, add_signed_term_at, observe, round_signed_sum};
 use super::exact_add::{EXACT_META_WORDS, EXACT_SUM_WORDS, widen};
 use super::indices::SKIPPED;
@@ -152,63 +154,24 @@ fn cursor_row(cursor: u32, rows: usize) -> (usize, bool) {
     ((select(valid, cursor, 1u32) - 1u32) as usize, valid)
 }
 
-/// Folds the exponents and flags of the updates of at most `span` rows of a list, from
-/// `cursor` on, into `meta` (two words per column); returns the cursor past them.
+/// One pass of a walk over at most `span` rows of a list, from `cursor` on: without `add`,
+/// folds the exponents and flags of their updates into `meta` (two words per column); with it,
+/// adds the updates on each column's grid (`meta`) to `sums` (four words per column). Returns
+/// the cursor past them.
 #[cube]
-fn observe_list<T: Numeric, N: Size>(
+fn walk_list<T: Numeric, N: Size>(
     meta: &mut Array<u32>,
-    updates: &[Vector<T, N>],
-    next: &[u32],
-    cursor: u32,
-    span: usize,
-    slice: usize,
-    cols: &Columns,
-    #[comptime] packed: Option<SumFormat>,
-) -> u32 {
-    let rows = next.len();
-    let mut cursor = cursor;
-    let mut taken = 0usize;
-    let (mut row, mut valid) = cursor_row(cursor, rows);
-    while valid && taken < span {
-        let terms = load_columns::<T, N>(updates, row * slice + cols.first, cols.count, packed);
-        #[unroll]
-        for j in 0..GROUP_COLUMNS {
-            if j < cols.count {
-                let term = terms[j];
-                let (scale, flags) = observe(
-                    meta[j * EXACT_META_WORDS],
-                    meta[j * EXACT_META_WORDS + 1],
-                    term,
-                );
-                meta[j * EXACT_META_WORDS] = scale;
-                meta[j * EXACT_META_WORDS + 1] = flags;
-            }
-        }
-        cursor = next[row];
-        taken += 1usize;
-        let (next_row, next_valid) = cursor_row(cursor, rows);
-        row = next_row;
-        valid = next_valid;
-    }
-    cursor
-}
-
-/// Adds the updates of at most `span` rows of a list, from `cursor` on, on each column's grid
-/// (`meta`) to its magnitudes (four words per column); returns the cursor past them.
-#[cube]
-fn add_list<T: Numeric, N: Size>(
     sums: &mut Array<u32>,
-    meta: &Array<u32>,
     updates: &[Vector<T, N>],
     next: &[u32],
-    cursor: u32,
-    span: usize,
+    window: (u32, usize),
     slice: usize,
     cols: &Columns,
     #[comptime] packed: Option<SumFormat>,
+    #[comptime] add: bool,
 ) -> u32 {
+    let (mut cursor, span) = window;
     let rows = next.len();
-    let mut cursor = cursor;
     let mut taken = 0usize;
     let (mut row, mut valid) = cursor_row(cursor, rows);
     while valid && taken < span {
@@ -216,9 +179,14 @@ fn add_list<T: Numeric, N: Size>(
         #[unroll]
         for j in 0..GROUP_COLUMNS {
             if j < cols.count {
-                let term = terms[j];
                 let scale = meta[j * EXACT_META_WORDS];
-                add_signed_term_at(sums, j * EXACT_SUM_WORDS, scale, term);
+                if comptime!(add) {
+                    add_signed_term_at(sums, j * EXACT_SUM_WORDS, scale, terms[j]);
+                } else {
+                    let (scale, flags) = observe(scale, meta[j * EXACT_META_WORDS + 1], terms[j]);
+                    meta[j * EXACT_META_WORDS] = scale;
+                    meta[j * EXACT_META_WORDS + 1] = flags;
+                }
             }
         }
         cursor = next[row];
@@ -298,8 +266,17 @@ fn sum_step<T: Numeric, N: Size>(
             meta[j * EXACT_META_WORDS] = scale;
             meta[j * EXACT_META_WORDS + 1] = flags;
         }
-        let cursor =
-            observe_list::<T, N>(&mut meta, updates, next, head, span, slice, cols, packed);
+        let cursor = walk_list::<T, N>(
+            &mut meta,
+            &mut sums,
+            updates,
+            next,
+            (head, span),
+            slice,
+            cols,
+            packed,
+            false,
+        );
         if cursor != 0u32 {
             slot = list_pending(pending_count, pending, unit);
             if slot < cursors.len() {
@@ -311,8 +288,16 @@ fn sum_step<T: Numeric, N: Size>(
             }
         } else {
             add_current(&mut sums, &meta, current);
-            add_list::<T, N>(
-                &mut sums, &meta, updates, next, head, span, slice, cols, packed,
+            walk_list::<T, N>(
+                &mut meta,
+                &mut sums,
+                updates,
+                next,
+                (head, span),
+                slice,
+                cols,
+                packed,
+                true,
             );
             #[unroll]
             for j in 0..GROUP_COLUMNS {
@@ -326,15 +311,9 @@ fn sum_step<T: Numeric, N: Size>(
             meta[i] = meta_state[slot * meta_len + i];
         }
         if comptime!(step == ListedSumStep::Observe) {
-            let cursor = observe_list::<T, N>(
-                &mut meta,
-                updates,
-                next,
-                cursors[slot],
-                span,
-                slice,
-                cols,
-                packed,
+            let window = (cursors[slot], span);
+            let cursor = walk_list::<T, N>(
+                &mut meta, &mut sums, updates, next, window, slice, cols, packed, false,
             );
             #[unroll]
             for i in 0..meta_len {
@@ -353,8 +332,16 @@ fn sum_step<T: Numeric, N: Size>(
                 }
             }
             if comptime!(step == ListedSumStep::Sum) {
-                cursor = add_list::<T, N>(
-                    &mut sums, &meta, updates, next, cursor, span, slice, cols, packed,
+                cursor = walk_list::<T, N>(
+                    &mut meta,
+                    &mut sums,
+                    updates,
+                    next,
+                    (cursor, span),
+                    slice,
+                    cols,
+                    packed,
+                    true,
                 );
                 #[unroll]
                 for i in 0..sum_len {
@@ -489,20 +476,12 @@ pub fn scatter_nd_listed_sum_packed<N: Size>(
     if !works {
         terminate!();
     }
-    let mut old = Array::<u32>::new(GROUP_COLUMNS);
+    let old = load_fields(&*output, base, cols.count);
     let mut current = Array::<u32>::new(GROUP_COLUMNS);
     let mut bits = Array::<u32>::new(GROUP_COLUMNS);
     #[unroll]
     for j in 0..GROUP_COLUMNS {
-        old[j] = 0u32;
-        current[j] = 0u32;
-        if j < cols.count {
-            let element = base + j;
-            // Only this unit writes this field, so the load sees its current bits.
-            let shift = ((element % 2usize) as u32) * 16u32;
-            old[j] = (output[element / 2usize].load() >> shift) & 0xFFFFu32;
-            current[j] = u32::reinterpret(widen(old[j], format));
-        }
+        current[j] = u32::reinterpret(widen(old[j], format));
     }
     let write = sum_step::<u32, N>(
         updates,
@@ -523,13 +502,6 @@ pub fn scatter_nd_listed_sum_packed<N: Size>(
         comptime!(Some(format)),
     );
     if write {
-        #[unroll]
-        for j in 0..GROUP_COLUMNS {
-            if j < cols.count && bits[j] != old[j] {
-                let element = base + j;
-                let shift = ((element % 2usize) as u32) * 16u32;
-                output[element / 2usize].fetch_xor((bits[j] ^ old[j]) << shift);
-            }
-        }
+        store_fields(output, base, cols.count, &old, &bits);
     }
 }

@@ -19,7 +19,9 @@
 
 use cubecl::prelude::*;
 
-use super::columns::{Columns, GROUP_COLUMNS, columns, load_columns, store_columns};
+use super::columns::{
+    Columns, GROUP_COLUMNS, columns, load_columns, load_fields, store_columns, store_fields,
+};
 use super::exact::{SumFormat, round_product};
 use super::exact_add::widen;
 use super::indices::SKIPPED;
@@ -370,18 +372,11 @@ pub fn scatter_nd_ordered_packed<N: Size>(
     if !active {
         terminate!();
     }
-    let mut old = Array::<u32>::new(GROUP_COLUMNS);
+    let old = load_fields(&*output, base, cols.count);
     let mut acc = Array::<u32>::new(GROUP_COLUMNS);
     let mut bits = Array::<u32>::new(GROUP_COLUMNS);
     #[unroll]
     for j in 0..GROUP_COLUMNS {
-        old[j] = 0u32;
-        if j < cols.count {
-            let element = base + j;
-            // Only this unit writes this field during the launch, so the load sees its bits.
-            let shift = ((element % 2usize) as u32) * 16u32;
-            old[j] = (output[element / 2usize].load() >> shift) & 0xFFFFu32;
-        }
         acc[j] = u32::reinterpret(widen(old[j], format));
         bits[j] = old[j];
     }
@@ -401,12 +396,5 @@ pub fn scatter_nd_ordered_packed<N: Size>(
         }
         sorted += 1usize;
     }
-    #[unroll]
-    for j in 0..GROUP_COLUMNS {
-        if j < cols.count && bits[j] != old[j] {
-            let element = base + j;
-            let shift = ((element % 2usize) as u32) * 16u32;
-            output[element / 2usize].fetch_xor((bits[j] ^ old[j]) << shift);
-        }
-    }
+    store_fields(output, base, cols.count, &old, &bits);
 }
