@@ -4,10 +4,11 @@
 //! the result's type, to nearest even.
 //!
 //! A first pass over the terms finds the largest exponent ([`observe`]), a second adds them
-//! ([`term_parts`], [`add_term`]) and [`round_sum`] rounds. [`round_product`] rounds the exact
-//! product of two values the same way (deterministic `Mul`, which combines in index order). Terms are `f32` bit patterns (every `f16` and `bf16`
-//! is an `f32`), read with integer arithmetic only, so no runtime's flushing of subnormals
-//! changes them. The grid keeps 72 bits below the largest term's lowest bit: the sum is exact,
+//! ([`term_parts`], [`add_term`], or as one two's-complement sum [`add_signed_term_at`]) and
+//! [`round_sum`] rounds. [`round_product`] rounds the exact product of two values the same way
+//! (deterministic `Mul`, which combines in index order). Terms are `f32` bit patterns (every
+//! `f16` and `bf16` is an `f32`), read with integer arithmetic only, so no runtime's flushing
+//! of subnormals changes them. The grid keeps 72 bits below the largest term's lowest bit: the sum is exact,
 //! and so correctly rounded, whenever the terms lie within 72 binades of the largest (every
 //! `f16` sum); a smaller term loses the bits below the grid (towards zero). 32 bits of headroom
 //! hold up to 2^32 terms. The host reference (`exact_sum` in the main crate) computes the same.

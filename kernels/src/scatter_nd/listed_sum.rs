@@ -2,8 +2,8 @@
 //! ([`ScatterStrategy::ListedDeterministic`](super::ScatterStrategy)): the same exact sum as
 //! `exact_add.rs` ([`super::exact`]), which no order of the terms changes, so the rows need no
 //! sort. Each update row pushes itself onto its target's list (`scatter_nd_link_rows`); the
-//! unit of each list's head, per group of [`GROUP_COLUMNS`] columns, walks the list twice, for the
-//! largest exponent and for the terms, and rounds, with no scratch per update element.
+//! unit of each list's head, per group of [`GROUP_COLUMNS`] columns, walks the list twice, for
+//! the largest exponent and for the terms, and rounds, with no scratch per update element.
 //!
 //! Built for CPU drivers, which run every instruction of a kernel for every group of lanes
 //! whichever way its branches go (llvmpipe masks both sides), so that each unit pays for the
