@@ -97,7 +97,7 @@ pub fn scatter_nd_merge_runs(
 /// at its target's first sorted row does, and only while the target has rows from `first`,
 /// past those earlier launches took) and whether rows remain past this launch's `span`.
 #[cube]
-pub(super) fn walk_range(
+fn walk_range(
     order: &[u32],
     targets: &[u32],
     sorted: usize,
@@ -217,6 +217,35 @@ fn ordered_walk(
     (cols, base, start, end, active)
 }
 
+/// Multiplies each column's `acc` (`f32` bits) by the updates of sorted rows `start..end`, in
+/// order, each step rounded to `format` (`round_product`); `bits` holds each column's last
+/// product in `format`'s bits (unchanged where no row was walked).
+#[cube]
+fn multiply_rows<T: Numeric, N: Size>(
+    acc: &mut Array<u32>,
+    bits: &mut Array<u32>,
+    updates: &[Vector<T, N>],
+    order: &[u32],
+    range: (usize, usize),
+    slice: usize,
+    cols: &Columns,
+    #[comptime] format: SumFormat,
+    #[comptime] packed: Option<SumFormat>,
+) {
+    let (start, end) = range;
+    let mut sorted = start;
+    while sorted < end {
+        let row = order[sorted] as usize;
+        let terms = load_columns::<T, N>(updates, row * slice + cols.first, cols.count, packed);
+        #[unroll]
+        for j in 0..GROUP_COLUMNS {
+            bits[j] = round_product(acc[j], terms[j], format);
+            acc[j] = u32::reinterpret(widen(bits[j], format));
+        }
+        sorted += 1usize;
+    }
+}
+
 /// Walks, typed 16- and 32-bit floats (`Mul`): the unit at each target's first sorted row, per
 /// group of columns, multiplies the target elements by the updates of rows `start..end` of the
 /// target's sorted rows, in order, as `f32` bits rounded to `format` each step
@@ -254,17 +283,11 @@ pub fn scatter_nd_ordered_product<T: Numeric, N: Size>(
     }
     let unpacked = comptime!(None::<SumFormat>);
     let mut acc = load_columns::<T, N>(&*output, base, cols.count, unpacked);
-    let mut sorted = start;
-    while sorted < end {
-        let row = order[sorted] as usize;
-        let terms = load_columns::<T, N>(updates, row * slice + cols.first, cols.count, unpacked);
-        #[unroll]
-        for j in 0..GROUP_COLUMNS {
-            let bits = round_product(acc[j], terms[j], format);
-            acc[j] = u32::reinterpret(widen(bits, format));
-        }
-        sorted += 1usize;
-    }
+    let mut bits = Array::<u32>::new(GROUP_COLUMNS);
+    let range = (start, end);
+    multiply_rows::<T, N>(
+        &mut acc, &mut bits, updates, order, range, slice, &cols, format, unpacked,
+    );
     let mut values = Array::<f32>::new(GROUP_COLUMNS);
     #[unroll]
     for j in 0..GROUP_COLUMNS {
@@ -380,21 +403,10 @@ pub fn scatter_nd_ordered_packed<N: Size>(
         acc[j] = u32::reinterpret(widen(old[j], format));
         bits[j] = old[j];
     }
-    let mut sorted = start;
-    while sorted < end {
-        let row = order[sorted] as usize;
-        let terms = load_columns::<u32, N>(
-            updates,
-            row * slice + cols.first,
-            cols.count,
-            comptime!(Some(format)),
-        );
-        #[unroll]
-        for j in 0..GROUP_COLUMNS {
-            bits[j] = round_product(acc[j], terms[j], format);
-            acc[j] = u32::reinterpret(widen(bits[j], format));
-        }
-        sorted += 1usize;
-    }
+    let range = (start, end);
+    let packed = comptime!(Some(format));
+    multiply_rows::<u32, N>(
+        &mut acc, &mut bits, updates, order, range, slice, &cols, format, packed,
+    );
     store_fields(output, base, cols.count, &old, &bits);
 }

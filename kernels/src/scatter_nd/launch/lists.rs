@@ -8,9 +8,9 @@ use cubecl::server::Handle;
 
 use super::indices::{BoundIndices, dims_arg};
 use super::listed_sum::launch_listed_sum;
-use super::ordered::{launch_ordered, ordered_step};
+use super::ordered::{group_vector, launch_ordered, ordered_step};
 use super::strategy::{DataBinding, selection_bits};
-use crate::launch::{elementwise_geometry, vector_size_for};
+use crate::launch::elementwise_geometry;
 use crate::scatter_nd::{
     EXACT_META_WORDS, EXACT_SUM_WORDS, GROUP_COLUMNS, ReduceOp, RowLink, ScatterStrategy,
     SumFormat, WordKind, scatter_nd_assign_latest, scatter_nd_clear, scatter_nd_combine_buckets,
@@ -284,11 +284,7 @@ pub(super) unsafe fn launch_lists(
             (strategy, op, binding)
         {
             // The latest rows' groups of columns, in vectors that tile the slice.
-            let widest = vector_size_for(client, &[data_elem.size()]).min(GROUP_COLUMNS);
-            let vector = [4, 2, 1]
-                .into_iter()
-                .find(|&v| v <= widest && slice.is_multiple_of(v))
-                .unwrap_or(1);
+            let vector = group_vector(client, Some(data_elem), slice);
             let groups = slice.div_ceil(GROUP_COLUMNS);
             let (cubes, dim) = elementwise_geometry(client, rows * groups);
             launch_unchecked!(scatter_nd_assign_latest(

@@ -48,20 +48,19 @@ pub(super) fn ordered_step(binding: DataBinding, op: Option<ReduceOp>) -> Option
 /// driver, whose shader loops stop after 65,535 iterations in all); elsewhere one launch.
 const CPU_SPAN: usize = 1 << 15;
 
-/// The lanes of the vectors a group of columns is read in (see `scatter_nd/columns.rs`) for
-/// data of `data_elem` (`None`: 16-bit floats packed two to a word), `slice` elements a row: up
-/// to four, where whole vectors tile the slice (a multiple of 4 elements, or of 8 packed ones),
-/// else one.
+/// The lanes of the vectors a group of columns moves in (see `scatter_nd/columns.rs`) for data
+/// of `data_elem` (`None`: 16-bit floats packed two to a 32-bit lane), `slice` elements a row:
+/// the most, up to four, that the runtime favours and whose vectors tile the slice.
 pub(super) fn group_vector(client: &Client, data_elem: Option<ElemType>, slice: usize) -> usize {
-    let (bytes, tile) = match data_elem {
-        Some(elem) => (elem.size(), 4),
-        None => (4, 8),
+    let (bytes, per_lane) = match data_elem {
+        Some(elem) => (elem.size(), 1),
+        None => (4, 2),
     };
-    if slice.is_multiple_of(tile) {
-        vector_size_for(client, &[bytes]).min(4)
-    } else {
-        1
-    }
+    let widest = vector_size_for(client, &[bytes]).min(4);
+    [4, 2, 1]
+        .into_iter()
+        .find(|&lanes| lanes <= widest && slice.is_multiple_of(lanes * per_lane))
+        .unwrap_or(1)
 }
 
 /// The rows sorted by target, stably (`row_targets`: `rows` targets or the skip marker), in a
