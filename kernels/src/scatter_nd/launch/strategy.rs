@@ -49,7 +49,8 @@ pub enum ScatterStrategy {
     /// instead of with scratch per element and atomics, and `Assign` moving each latest row's
     /// groups of columns: the same bits. The choice of CPU drivers, which pay for each pass
     /// over the updates, and for every instruction of a kernel whichever branch a unit takes,
-    /// more than for a long walk; GPUs run the walks of hot targets on few units.
+    /// more than for a long walk; GPUs run the walks of hot targets on few units. Its walks
+    /// launch with a size computed on the device, which CUDA reads back first (a sync).
     ListedDeterministic,
 }
 
