@@ -1,6 +1,6 @@
 //! Deterministic ScatterND (`deterministic: true`): the same bits on every call and on every
-//! device as on Flex; float `Add` correctly rounded where its terms span few binades (an exact
-//! integer oracle here), never less accurate than adding in index order; `Assign`'s latest
+//! device as on Flex; float `Add` correctly rounded for terms anywhere in the format's range (an
+//! exact integer oracle here), so never less accurate than adding in index order; `Assign`'s latest
 //! duplicate in index order wins, against a host loop; float `Mul` (and `f64` `Add`/`Mul`)
 //! combines in index order, each product rounded once, against a host loop of exact products.
 
@@ -145,30 +145,64 @@ fn same_everywhere(
     reference
 }
 
-/// The exact sum of `terms` (finite `f32` values that are multiples of 2^-40 below 2^80),
-/// rounded once to `dtype`: an i128 fixed-point sum, then f64 with round-to-odd (at least two
-/// more bits than any target format, so the second rounding is correct).
+/// The magnitude of the sum of `terms` (finite `f32` values, every one a multiple of 2^-149
+/// below 2^128) in 32-bit digits, digit `i` worth 2^(32 i - 149), carried.
+fn magnitude(terms: impl Iterator<Item = f32>) -> [u64; 12] {
+    let mut digits = [0u64; 12];
+    for term in terms {
+        let bits = term.abs().to_bits();
+        let exponent = bits >> 23;
+        let significand = u64::from(bits & 0x7F_FFFF | if exponent != 0 { 0x80_0000 } else { 0 });
+        let shift = exponent.max(1) - 1;
+        let value = significand << (shift % 32);
+        let digit = (shift / 32) as usize;
+        digits[digit] += value & 0xFFFF_FFFF;
+        digits[digit + 1] += value >> 32;
+    }
+    let mut carry = 0;
+    for digit in &mut digits {
+        *digit += carry;
+        carry = *digit >> 32;
+        *digit &= 0xFFFF_FFFF;
+    }
+    digits
+}
+
+/// The exact sum of `terms` (finite values of `dtype`, as `f32`), rounded once to `dtype`: the
+/// positive and negative terms summed apart in 32-bit digits, their difference's top 96 bits
+/// with a sticky bit made an f64 by rounding to odd (more than two bits beyond any target
+/// format, so the second rounding is correct), then rounded to `dtype`.
 fn exact_rounded(terms: &[f32], dtype: DType) -> f64 {
-    let total: i128 = terms
-        .iter()
-        .map(|&t| {
-            let scaled = f64::from(t) * 2f64.powi(40);
-            assert_eq!(scaled.fract(), 0.0, "term {t} is off the oracle's grid");
-            scaled as i128
-        })
-        .sum();
-    let magnitude = total.unsigned_abs();
-    let top = 127 - magnitude.leading_zeros() as i32;
-    let odd = if top >= 53 {
-        let shift = top - 52;
-        let kept = magnitude >> shift;
-        let sticky = u128::from(magnitude & ((1u128 << shift) - 1) != 0);
-        ((kept | sticky) as f64) * 2f64.powi(shift)
+    assert!(terms.iter().all(|t| t.is_finite()), "finite terms only");
+    let positive = magnitude(terms.iter().copied().filter(|t| t.is_sign_positive()));
+    let negative = magnitude(terms.iter().copied().filter(|t| t.is_sign_negative()));
+    let (sign, large, small) = if positive.iter().rev().ge(negative.iter().rev()) {
+        (1.0, positive, negative)
     } else {
-        magnitude as f64
+        (-1.0, negative, positive)
     };
-    let value = odd.copysign(total as f64) * 2f64.powi(-40);
-    fit(dtype, value)
+    let mut difference = [0u64; 12];
+    let mut borrow = 0;
+    for i in 0..12 {
+        let d = (large[i] + (1 << 32)) - small[i] - borrow;
+        difference[i] = d & 0xFFFF_FFFF;
+        borrow = u64::from(d >> 32 == 0);
+    }
+    let Some(top) = (0..12).rev().find(|&i| difference[i] != 0) else {
+        let all_negative_zero = terms.iter().all(|t| t.to_bits() == 0x8000_0000);
+        return if all_negative_zero { -0.0 } else { 0.0 };
+    };
+    let low = top.saturating_sub(2);
+    let window = (low..=top)
+        .rev()
+        .fold(0u128, |acc, i| acc << 32 | u128::from(difference[i]));
+    let mut sticky = difference[..low].iter().any(|&d| d != 0);
+    let width = 128 - window.leading_zeros() as i32;
+    let shift = (width - 53).max(0);
+    sticky |= shift > 0 && window & ((1u128 << shift) - 1) != 0;
+    let odd = ((window >> shift) as u64 | u64::from(sticky)) as f64;
+    let value = odd * 2f64.powi(shift + 32 * low as i32 - 149);
+    fit(dtype, sign * value)
 }
 
 /// The sum of `terms` one by one in index order in `dtype`.
@@ -261,6 +295,125 @@ fn one_element_hit_65536_times() {
     terms.extend(&updates);
     assert_eq!(values(&result)[2], exact_rounded(&terms, DType::F32));
     assert_eq!(values(&result)[0], 0.5);
+}
+
+/// The largest finite value, the smallest normal and the smallest subnormal of a float `dtype`,
+/// as `f32`.
+fn format_edges(dtype: DType) -> (f32, f32, f32) {
+    match dtype {
+        DType::F16 => (65504.0, 2f32.powi(-14), 2f32.powi(-24)),
+        DType::BF16 => (
+            f32::from_bits(0x7F7F_0000),
+            f32::MIN_POSITIVE,
+            2f32.powi(-133),
+        ),
+        _ => (f32::MAX, f32::MIN_POSITIVE, f32::from_bits(1)),
+    }
+}
+
+/// A finite value of `dtype` with random bits: any exponent of the format, either sign.
+fn any_finite(stream: &mut Stream, dtype: DType) -> f32 {
+    loop {
+        let bits = stream.next() as u32;
+        let value = match dtype {
+            DType::F16 => half::f16::from_bits(bits as u16).to_f32(),
+            DType::BF16 => half::bf16::from_bits(bits as u16).to_f32(),
+            _ => f32::from_bits(bits),
+        };
+        if value.is_finite() {
+            return value;
+        }
+    }
+}
+
+/// Float `Add` whose terms span the whole format, with large terms that cancel: each column a
+/// case that a window of binades below the largest term, or index order, gets wrong (the
+/// largest values cancelling around a small one, two largest values whose sum overflows before
+/// a third brings it back, subnormals beside normals, halfway cases), then rows of random bits
+/// over every exponent, each followed by its negation on another target. Exactly the correctly
+/// rounded sum, the same bits everywhere as on Flex.
+#[test]
+fn float_add_is_exact_across_the_whole_range() {
+    for dtype in [DType::F32, DType::BF16, DType::F16] {
+        let (max, normal, tiny) = format_edges(dtype);
+        // Column by column: the input value, then the updates of three rows onto target 0.
+        let columns: [[f32; 4]; 8] = [
+            [max, tiny, -max, 0.0],
+            [max, max, -max, 0.0],
+            [-max, -max, max, -0.0],
+            [max / 2.0, tiny, -max / 2.0, normal],
+            [1.0, tiny, -1.0, tiny],
+            [normal, -tiny, 0.0, -0.0],
+            [max, max, 0.0, 0.0],
+            [-max, -max, -0.0, 0.0],
+        ];
+        let slice = columns.len();
+        let mut stream = Stream(41);
+        let (targets, random_rows) = (6usize, 600usize);
+        let mut input: Vec<f32> = (0..targets * slice)
+            .map(|_| any_finite(&mut stream, dtype))
+            .collect();
+        let mut tuples = vec![0i64; 3];
+        let mut updates = vec![0f32; 3 * slice];
+        for (col, case) in columns.iter().enumerate() {
+            input[col] = case[0];
+            for row in 0..3 {
+                updates[row * slice + col] = case[row + 1];
+            }
+        }
+        for row in 0..random_rows {
+            // Every other pair cancels on one target, the rest spread over two.
+            let apart = row % 2 * (row / 2 % 2) * 3;
+            let target = 1 + (row / 2 * 7 + apart) % (targets - 1);
+            tuples.push(target as i64);
+            if row % 2 == 0 {
+                updates.extend((0..slice).map(|_| any_finite(&mut stream, dtype)));
+            } else {
+                let last = updates.len() - slice;
+                let negated: Vec<f32> = updates[last..].iter().map(|v| -v).collect();
+                updates.extend(negated);
+            }
+        }
+        let case = format!("Add across the range {dtype:?}");
+        let result = same_everywhere(
+            &input,
+            &tuples,
+            &updates,
+            slice,
+            dtype,
+            Reduction::Add,
+            2,
+            &case,
+        );
+        let out = bits(&result);
+        let result = values(&result);
+        for element in 0..targets * slice {
+            let (target, col) = (element / slice, element % slice);
+            let mut terms = vec![input[element]];
+            for (row, &t) in tuples.iter().enumerate() {
+                if t as usize == target {
+                    terms.push(updates[row * slice + col]);
+                }
+            }
+            let exact = exact_rounded(&terms, dtype);
+            assert!(
+                result[element].to_bits() == exact.to_bits(),
+                "{case}: element {element} ({} terms) is {} (bits {:#x}), the correctly rounded \
+                 sum is {exact} (index order gives {})",
+                terms.len(),
+                result[element],
+                out[element],
+                sequential(&terms, dtype)
+            );
+        }
+        // The cases whose answers the oracle could share a mistake with, by hand.
+        let edge = |col: usize| result[col];
+        assert_eq!(edge(0), f64::from(tiny), "{case}: max + tiny - max");
+        assert_eq!(edge(1), f64::from(max), "{case}: max + max - max");
+        assert_eq!(edge(2), -f64::from(max), "{case}: -max - max + max");
+        assert_eq!(edge(6), f64::INFINITY, "{case}: max + max overflows");
+        assert_eq!(edge(7), f64::NEG_INFINITY, "{case}: -max - max overflows");
+    }
 }
 
 /// Subnormals, infinities and NaN: Flex's bits everywhere; NaN stays NaN, opposite infinities
@@ -490,6 +643,138 @@ fn mul_special_values_give_flex_bits() {
         assert_eq!(bits(&result)[3], canonical, "{case}: the canonical NaN");
         assert_eq!(bits(&result)[4], canonical, "{case}: the canonical NaN");
         assert_eq!(out[2], f64::INFINITY, "{case}: overflow");
+    }
+}
+
+/// The columns of [`mul_at_the_edges_of_every_format`] for a format whose largest value,
+/// smallest normal and smallest subnormal are given: the input value and two factors each.
+fn product_edges<F: Copy + std::ops::Mul<Output = F> + From<f32>>(
+    max: F,
+    normal: F,
+    tiny: F,
+    special: [F; 3],
+) -> Vec<[F; 3]> {
+    let [infinity, nan, zero] = special;
+    let f = F::from;
+    vec![
+        // Far below the smallest subnormal: +0, -0.
+        [tiny, tiny, f(1.0)],
+        [tiny, f(-1.0) * tiny, f(1.0)],
+        [normal, normal, f(0.5)],
+        // Subnormal results: exact, a tie to even (0), a tie to even (2 tiny), rounded up.
+        [normal, f(0.5), f(1.0)],
+        [tiny, f(0.5), f(1.0)],
+        [tiny * f(3.0), f(0.5), f(1.0)],
+        [tiny, f(0.75), f(1.0)],
+        // Overflow, the largest value kept, back from the edge in one step.
+        [max, f(2.0), f(0.25)],
+        [max, f(-1.0), f(1.0)],
+        [max, tiny, f(1.0)],
+        // Infinity times zero, NaN, infinities of both signs.
+        [infinity, zero, f(1.0)],
+        [nan, f(1.0), f(1.0)],
+        [f(-1.0) * infinity, f(-2.0), f(1.0)],
+        [infinity, f(-1.0), normal],
+    ]
+}
+
+/// Float `Mul` at the edges of f16, bf16, f32 and f64: products that underflow to zero, to a
+/// subnormal (ties to even), overflow to infinity, infinities and NaN; each element the product
+/// in index order, every step rounded once in the element's type, and Flex's bits everywhere.
+/// `f64` `Add` too, which also combines in index order.
+#[test]
+fn mul_at_the_edges_of_every_format() {
+    for dtype in [DType::F32, DType::F16, DType::BF16] {
+        let (max, normal, tiny) = format_edges(dtype);
+        let columns = product_edges(max, normal, tiny, [f32::INFINITY, f32::NAN, 0.0]);
+        let slice = columns.len();
+        let input: Vec<f32> = columns.iter().map(|c| c[0]).collect();
+        let updates: Vec<f32> = (1..3)
+            .flat_map(|r| columns.iter().map(move |c| c[r]))
+            .collect();
+        let case = format!("Mul at the edges {dtype:?}");
+        let tuples = [0i64, 0];
+        let result = same_everywhere(
+            &input,
+            &tuples,
+            &updates,
+            slice,
+            dtype,
+            Reduction::Mul,
+            2,
+            &case,
+        );
+        let expected = products_in_order(&input, &tuples, &updates, slice, dtype);
+        let out = values(&result);
+        assert!(
+            same_values(&out, &expected),
+            "{case}: {out:?} against {expected:?}"
+        );
+        assert_eq!(out[0].to_bits(), 0f64.to_bits(), "{case}: +0");
+        assert_eq!(out[1].to_bits(), (-0f64).to_bits(), "{case}: -0");
+        assert_eq!(
+            out[4], 0.0,
+            "{case}: half the smallest subnormal, a tie, is 0"
+        );
+        assert_eq!(
+            out[5],
+            2.0 * f64::from(tiny),
+            "{case}: 1.5 tiny, a tie, is 2 tiny"
+        );
+        assert_eq!(out[7], f64::INFINITY, "{case}: overflow stays infinite");
+    }
+    // f64 `Mul` and `Add` (index order in the runtime's f64 arithmetic) where the device
+    // computes it: the same columns, and sums that cancel, overflow or stay subnormal.
+    let columns = product_edges(
+        f64::MAX,
+        f64::MIN_POSITIVE,
+        f64::from_bits(1),
+        [f64::INFINITY, f64::NAN, 0.0],
+    );
+    let slice = columns.len();
+    let input: Vec<f64> = columns.iter().map(|c| c[0]).collect();
+    let updates: Vec<f64> = (1..3)
+        .flat_map(|r| columns.iter().map(move |c| c[r]))
+        .collect();
+    let mut devices = vec![flex()];
+    devices.extend(gpu().filter(|device| holds(device, DType::F64, "edges F64")));
+    for (reduction, combine) in [
+        (Reduction::Mul, (|a, b| a * b) as fn(f64, f64) -> f64),
+        (Reduction::Add, |a, b| a + b),
+    ] {
+        let expected: Vec<f64> = columns
+            .iter()
+            .map(|c| combine(combine(c[0], c[1]), c[2]))
+            .collect();
+        let run = |device: &Device| {
+            scatter::<2, 2, 2>(
+                device,
+                TensorData::new(input.clone(), [1, slice]),
+                TensorData::new(vec![0i32, 0], [2, 1]),
+                TensorData::new(updates.clone(), [2, slice]),
+                deterministic(reduction),
+            )
+            .unwrap()
+        };
+        for device in &devices {
+            let case = format!("f64 {reduction:?} at the edges on {device:?}");
+            let out = values(&repeated(device, 2, &run, &case));
+            assert!(
+                same_values(&out, &expected),
+                "{case}: {out:?} against {expected:?}"
+            );
+            let signs = |values: &[f64]| -> Vec<bool> {
+                values
+                    .iter()
+                    .map(|v| v.is_sign_negative() && !v.is_nan())
+                    .collect()
+            };
+            assert_eq!(
+                signs(&out),
+                signs(&expected),
+                "{case}: the signs, zeros included"
+            );
+        }
     }
 }
 

@@ -7,7 +7,6 @@
 
 mod common;
 
-use burn_dml_ops_kernels::capture::Capture;
 use burn_dml_ops_kernels::scatter_nd::{
     GROUP_COLUMNS, ScatterReduction, ScatterStrategy, scatter_nd_listed_sum_heads,
 };
@@ -297,7 +296,7 @@ fn assign_keeps_the_latest_row_by_both_strategies() {
                     ..Scatter::new(elem, &buffer, &indices, &updates, ScatterReduction::Assign)
                 };
                 assert_eq!(
-                    built_kernels(&client, &scatter),
+                    scatter.built_kernels(&client),
                     kernels,
                     "{elem} slice {slice} {strategy:?}: the kernels launched"
                 );
@@ -315,21 +314,4 @@ fn assign_keeps_the_latest_row_by_both_strategies() {
             }
         }
     }
-}
-
-/// The kernels `scatter` launches, by type name, in order: built, not launched, under a
-/// capture with the client's properties.
-fn built_kernels(client: &Client, scatter: &Scatter) -> Vec<String> {
-    let capture = Capture::open((*client.properties()).clone(), Default::default());
-    scatter.run(client).unwrap();
-    capture
-        .take()
-        .iter()
-        .map(|kernel| {
-            let id = format!("{:?}", kernel.id());
-            let name = id.split("type: ").nth(1).unwrap_or_default();
-            let name = name.split(',').next().unwrap_or_default();
-            name.rsplit("::").next().unwrap_or_default().to_string()
-        })
-        .collect()
 }

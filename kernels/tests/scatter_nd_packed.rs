@@ -862,3 +862,75 @@ fn deterministic_mul_groups_match_the_host() {
         }
     }
 }
+
+/// Deterministic float `Add` and `Mul` on `f16` and `bf16` read and write the elements' bits in
+/// 32-bit words by both strategies, also where the runtime binds the type (a GPU's conversion
+/// through `f32` may change a NaN's payload or flush a subnormal): the kernels that launch are
+/// the packed ones, a NaN of any payload gives the format's canonical quiet NaN, and subnormal
+/// operands and results keep their bits.
+#[test]
+fn deterministic_16_bit_floats_move_bits() {
+    let Some(client) = client() else { return };
+    let indices = [0i32, 1, 1, 2, 2];
+    for (elem, nan, payload, smallest) in [
+        (ElemType::Float(FloatKind::F16), 0x7E00u32, 0x7C01u32, 1u32),
+        (ElemType::Float(FloatKind::BF16), 0x7FC0, 0xFF81, 1),
+    ] {
+        let width = elem.size();
+        // Target 0: NaN with a payload; 1: two subnormals; 2: a subnormal and zeros.
+        let values = [payload, smallest, smallest, 0];
+        let rows = [smallest, smallest, 3 * smallest, 0x8000, 0];
+        let mut buffer = vec![0u8; values.len() * width + 4];
+        let mut updates = vec![0u8; rows.len() * width];
+        for (i, &bits) in values.iter().enumerate() {
+            set_element(&mut buffer, i, width, bits);
+        }
+        for (i, &bits) in rows.iter().enumerate() {
+            set_element(&mut updates, i, width, bits);
+        }
+        buffer[values.len() * width..].fill(GUARD_BYTE);
+        for (op, expected) in [
+            (ReduceOp::Add, [nan, 5 * smallest, smallest, 0]),
+            // smallest * smallest * 3 underflows to +0; a subnormal times -0 and +0 is -0.
+            (ReduceOp::Mul, [nan, 0, 0x8000, 0]),
+        ] {
+            let reduction = ScatterReduction::Reduce(op);
+            for strategy in [
+                ScatterStrategy::Deterministic,
+                ScatterStrategy::ListedDeterministic,
+            ] {
+                let scatter = Scatter {
+                    strategy: Some(strategy),
+                    dims: vec![values.len()],
+                    ..Scatter::new(elem, &buffer, &indices, &updates, reduction)
+                };
+                let kernels = scatter.built_kernels(&client);
+                let packed = match op {
+                    ReduceOp::Add if strategy == ScatterStrategy::Deterministic => {
+                        "ScatterNdExactFinishPacked"
+                    }
+                    ReduceOp::Add => "ScatterNdListedSumPacked",
+                    _ => "ScatterNdOrderedPacked",
+                };
+                assert!(
+                    kernels.iter().any(|kernel| kernel == packed),
+                    "{elem} {op:?} {strategy:?}: {packed} among {kernels:?}"
+                );
+                let (result, _) = scatter.run(&client).unwrap();
+                for (i, &bits) in expected.iter().enumerate() {
+                    assert_eq!(
+                        element(&result, i, width),
+                        bits,
+                        "{elem} {op:?} {strategy:?}: element {i}"
+                    );
+                }
+                assert!(
+                    result[values.len() * width..]
+                        .iter()
+                        .all(|&b| b == GUARD_BYTE),
+                    "{elem} {op:?} {strategy:?}: guard bytes"
+                );
+            }
+        }
+    }
+}

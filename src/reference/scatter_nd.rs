@@ -3,7 +3,7 @@
 use burn::tensor::{DType, TensorData};
 use half::{bf16, f16};
 
-use super::exact_sum::{self, Format, Scale, Sum};
+use super::exact_sum::{self, Format, Sum};
 use crate::host::reserve;
 use crate::scatter_nd_rules::{OutOfBounds, Reduction, index_values, indexed_dims, target_slices};
 
@@ -159,43 +159,31 @@ fn apply_exact_sum<T: ExactTerm>(
     let updates = updates
         .as_slice::<T>()
         .expect("updates have the input's dtype");
-    let mut scales = reserve(OPERATOR, "the exponent of each sum", input_values.len());
-    scales.resize(input_values.len(), None::<Scale>);
-    let rows = || {
-        targets.iter().enumerate().filter_map(|(row, target)| {
-            target.map(|target| (target * slice..(target + 1) * slice, row * slice))
-        })
-    };
-    for (elements, first) in rows() {
-        for (element, update) in elements.zip(first..) {
-            let scale = scales[element].get_or_insert_with(|| {
-                let mut scale = Scale::default();
-                scale.observe(input_values[element].term());
-                scale
-            });
-            scale.observe(updates[update].term());
-        }
-    }
     let mut sums = reserve(OPERATOR, "the sums", input_values.len());
-    sums.resize(input_values.len(), Sum::default());
-    for (element, scale) in scales.iter().enumerate() {
-        if let Some(scale) = scale {
-            sums[element].add(scale, input_values[element].term());
-        }
-    }
-    for (elements, first) in rows() {
-        for (element, update) in elements.zip(first..) {
-            let scale = scales[element].as_ref().expect("observed above");
-            sums[element].add(scale, updates[update].term());
+    sums.resize(input_values.len(), None::<Sum>);
+    for (row, target) in targets.iter().enumerate() {
+        let Some(target) = target else { continue };
+        let elements = target * slice..(target + 1) * slice;
+        for (element, &update) in elements.zip(&updates[row * slice..(row + 1) * slice]) {
+            sums[element]
+                .get_or_insert_with(|| {
+                    let mut sum = Sum::default();
+                    sum.add(input_values[element].term(), T::FORMAT);
+                    sum
+                })
+                .add(update.term(), T::FORMAT);
         }
     }
     let mut out = reserve(OPERATOR, "the output", input_values.len());
-    out.extend(input_values.iter().zip(&scales).zip(&sums).map(
-        |((&value, scale), sum)| match scale {
-            Some(scale) => T::from_format_bits(sum.round(scale, T::FORMAT)),
-            None => value,
-        },
-    ));
+    out.extend(
+        input_values
+            .iter()
+            .zip(&sums)
+            .map(|(&value, sum)| match sum {
+                Some(sum) => T::from_format_bits(sum.round(T::FORMAT)),
+                None => value,
+            }),
+    );
     TensorData::new(out, input.shape().clone())
 }
 

@@ -1,17 +1,18 @@
-//! Float sums whose bits do not depend on the order of their terms: every term is turned into a
-//! 128-bit fixed-point integer on a grid set by the largest term, the integers are added (integer
-//! addition is associative, so any order gives the same total), and the total is rounded once to
-//! the result's type, to nearest even.
+//! Float sums whose bits do not depend on the order of their terms: every term is an integer
+//! on a fixed-point grid that holds every value of its format exactly (bit 0 is worth the
+//! format's smallest subnormal, or less), the integers are added (integer addition is
+//! associative, so any order gives the same total), and the total is rounded once to the
+//! result's type, to nearest even. So the sum is exact for every input, in one pass, with no
+//! scale to find first: [`SumFormat::sum_words`] words hold the largest term of the format and
+//! 2^32 of them (`f16`: 4; `bf16` and `f32`, whose terms span 277 bits: 10).
 //!
-//! A first pass over the terms finds the largest exponent ([`observe`]), a second adds them
-//! ([`term_parts`], [`add_term`], or as one two's-complement sum [`add_signed_term_at`]) and
-//! [`round_sum`] rounds. [`round_product`] rounds the exact product of two values the same way
-//! (deterministic `Mul`, which combines in index order). Terms are `f32` bit patterns (every
-//! `f16` and `bf16` is an `f32`), read with integer arithmetic only, so no runtime's flushing
-//! of subnormals changes them. The grid keeps 72 bits below the largest term's lowest bit: the sum is exact,
-//! and so correctly rounded, whenever the terms lie within 72 binades of the largest (every
-//! `f16` sum); a smaller term loses the bits below the grid (towards zero). 32 bits of headroom
-//! hold up to 2^32 terms. The host reference (`exact_sum` in the main crate) computes the same.
+//! [`observe`] folds a term's special values into flags, [`term_parts`] places it on the grid
+//! (added with [`add_term`] to two magnitudes, or with [`add_signed_term_at`] to one
+//! two's-complement sum), and [`round_sum`] / [`round_signed_sum`] round. [`round_product`]
+//! rounds the exact product of two values the same way (deterministic `Mul`, which combines in
+//! index order). Terms are `f32` bit patterns (every `f16` and `bf16` is an `f32`), read with
+//! integer arithmetic only, so no runtime's flushing of subnormals changes them. The host
+//! reference (`exact_sum` in the main crate) computes the same.
 
 use cubecl::prelude::*;
 
@@ -43,10 +44,28 @@ impl SumFormat {
             Self::F32 => 23,
         }
     }
-}
 
-/// Bits of the fixed-point grid below a term of the largest exponent (see the module docs).
-pub const GUARD_BITS: i32 = 72;
+    /// 32-bit words of an exact sum of this format's values: the largest term on the grid
+    /// (below 2^63 for `f16`, 2^277 for `bf16` and `f32`) with 32 bits to spare, so that 2^32
+    /// terms, or 2^31 in a two's-complement sum, never overflow.
+    pub fn sum_words(self) -> usize {
+        match self {
+            Self::F16 => 4,
+            Self::BF16 | Self::F32 => 10,
+        }
+    }
+
+    /// The `f32` exponent field of the grid's bit 0 (a term of field `e` is its significand
+    /// times `2^(max(e, origin) - origin)` on the grid): 1 for `bf16` and `f32`, whose smallest
+    /// subnormals are `f32`'s (bit 0 is worth 2^-149); for `f16`, the field of its smallest
+    /// subnormal, 2^-24 (bit 0 is worth 2^-47).
+    pub fn grid_origin(self) -> u32 {
+        match self {
+            Self::F16 => 103,
+            Self::BF16 | Self::F32 => 1,
+        }
+    }
+}
 
 /// `observe`'s flags: a NaN term.
 const NAN: u32 = 1;
@@ -57,14 +76,11 @@ const NEGATIVE_INFINITY: u32 = 4;
 /// A term other than `-0.0` (a sum of `-0.0` alone is `-0.0`, any other zero sum `+0.0`).
 const NOT_NEGATIVE_ZERO: u32 = 8;
 
-/// The first walk's state after one more term of `f32` bits `term`: the largest exponent
-/// field of a finite term (at least 1: subnormals share the smallest normal's grid) and the
-/// flags of the special terms.
+/// `flags` with the special values of one more term of `f32` bits `term`.
 #[cube]
-pub fn observe(scale: u32, flags: u32, term: u32) -> (u32, u32) {
+pub fn observe(flags: u32, term: u32) -> u32 {
     // Selects, not branches: CPU drivers run both sides of a branch anyway.
-    let exponent = (term >> 23u32) & 0xFFu32;
-    let special = exponent == 0xFFu32;
+    let special = ((term >> 23u32) & 0xFFu32) == 0xFFu32;
     let infinity = select(
         (term >> 31u32) != 0u32,
         NEGATIVE_INFINITY,
@@ -72,22 +88,42 @@ pub fn observe(scale: u32, flags: u32, term: u32) -> (u32, u32) {
     );
     let kind = select((term & 0x7F_FFFFu32) != 0u32, NAN, infinity);
     let zero_sign = select(term != 0x8000_0000u32, NOT_NEGATIVE_ZERO, 0u32);
-    let scaled = select(exponent > 1u32, exponent, 1u32);
-    let larger = select(scaled > scale, scaled, scale);
-    (
-        select(special, scale, larger),
-        flags | select(special, kind, 0u32) | zero_sign,
-    )
+    flags | select(special, kind, 0u32) | zero_sign
+}
+
+/// The term of `f32` bits `term` on `format`'s grid: whether it is negative, and its magnitude
+/// as `w0` at word `k` and `w1` at word `k + 1` (both zero for a zero, an infinity or a NaN).
+#[cube]
+pub fn term_parts(term: u32, #[comptime] format: SumFormat) -> (u32, u32, u32, u32) {
+    let origin = comptime!(format.grid_origin());
+    let exponent = (term >> 23u32) & 0xFFu32;
+    let implicit = select(exponent != 0u32, 0x80_0000u32, 0u32);
+    let significand = select(exponent == 0xFFu32, 0u32, (term & 0x7F_FFFFu32) | implicit);
+    // Selects, not branches: CPU drivers run both sides of a branch anyway. A field at or
+    // below the origin (a zero, an `f32` subnormal) sits at bit 0.
+    let shift = select(exponent > origin, exponent - origin, 0u32);
+    let offset = shift % 32u32;
+    // Two shifts, so that an offset of 0 never shifts by 32.
+    let w1 = (significand >> (31u32 - offset)) >> 1u32;
+    (term >> 31u32, shift / 32u32, significand << offset, w1)
 }
 
 /// Adds `w0` at word `k` and `w1` at word `k + 1`, every word XORed with `flip`, plus `carry`,
-/// to the 4-word little-endian integer at `acc[base..]`, carrying into the words above.
+/// to the `words`-word little-endian integer at `acc[base..]`, carrying into the words above.
 #[cube]
-fn add_words(acc: &mut Array<u32>, base: usize, parts: (u32, u32, u32), flip: u32, carry: u32) {
+fn add_words(
+    acc: &mut Array<u32>,
+    base: usize,
+    parts: (u32, u32, u32),
+    flip: u32,
+    carry: u32,
+    #[comptime] words: usize,
+) {
     let (k, w0, w1) = parts;
     let mut carry = carry;
+    let n = comptime!(words as u32);
     #[unroll]
-    for i in 0..4u32 {
+    for i in 0..n {
         let piece = select(k == i, w0, select(k + 1u32 == i, w1, 0u32)) ^ flip;
         let partial = acc[base + i as usize] + piece;
         let sum = partial + carry;
@@ -96,40 +132,17 @@ fn add_words(acc: &mut Array<u32>, base: usize, parts: (u32, u32, u32), flip: u3
     }
 }
 
-/// The term of `f32` bits `term` on the grid of `scale` (the largest exponent field, see
-/// [`observe`]): whether it is negative, and its magnitude as `w0` at word `k` and `w1` at word
-/// `k + 1` (both zero for a zero, an infinity, a NaN or a term below the grid).
+/// Adds the term of `f32` bits `term` to `positive` or `negative` (magnitudes of
+/// [`SumFormat::sum_words`] words); see [`term_parts`].
 #[cube]
-pub fn term_parts(scale: u32, term: u32) -> (u32, u32, u32, u32) {
-    let exponent = (term >> 23u32) & 0xFFu32;
-    let mut significand = term & 0x7F_FFFFu32;
-    if exponent != 0u32 {
-        significand |= 0x80_0000u32;
-    }
-    if exponent == 0xFFu32 {
-        significand = 0u32;
-    }
-    // The term's lowest bit sits `shift` bits above the grid's (negative: below it). Selects,
-    // not branches: CPU drivers run both sides of a branch anyway.
-    let scaled = select(exponent > 1u32, exponent, 1u32);
-    let shift = i32::cast_from(scaled) + GUARD_BITS - i32::cast_from(scale);
-    let up = u32::cast_from(select(shift > 0i32, shift, 0i32));
-    let down = u32::cast_from(select(shift < 0i32, -shift, 0i32));
-    let offset = up % 32u32;
-    let above = shift >= 0i32;
-    // Two shifts, so that an offset of 0 never shifts by 32, nor a term far below the grid.
-    let below =
-        (significand >> select(down < 31u32, down, 31u32)) >> select(down < 31u32, 0u32, 1u32);
-    let w0 = select(above, significand << offset, below);
-    let w1 = select(above, (significand >> (31u32 - offset)) >> 1u32, 0u32);
-    (term >> 31u32, up / 32u32, w0, w1)
-}
-
-/// Adds the finite term of `f32` bits `term` on the grid of `scale` to `positive` or
-/// `negative` (4-word magnitudes); see [`term_parts`].
-#[cube]
-pub fn add_term(positive: &mut Array<u32>, negative: &mut Array<u32>, scale: u32, term: u32) {
-    let (sign, k, w0, w1) = term_parts(scale, term);
+pub fn add_term(
+    positive: &mut Array<u32>,
+    negative: &mut Array<u32>,
+    term: u32,
+    #[comptime] format: SumFormat,
+) {
+    let words = comptime!(format.sum_words());
+    let (sign, k, w0, w1) = term_parts(term, format);
     let negative_term = sign != 0u32;
     let positive_parts = (
         k,
@@ -141,73 +154,150 @@ pub fn add_term(positive: &mut Array<u32>, negative: &mut Array<u32>, scale: u32
         select(negative_term, w0, 0u32),
         select(negative_term, w1, 0u32),
     );
-    add_words(positive, 0usize, positive_parts, 0u32, 0u32);
-    add_words(negative, 0usize, negative_parts, 0u32, 0u32);
+    add_words(positive, 0usize, positive_parts, 0u32, 0u32, words);
+    add_words(negative, 0usize, negative_parts, 0u32, 0u32, words);
 }
 
-/// Adds the finite term of `f32` bits `term` on the grid of `scale` to the 4-word
-/// two's-complement sum at `sum[base..]`: one add with carries where [`add_term`] keeps two
-/// magnitudes. Exact while the sum's magnitude stays below 2^127: fewer than 2^31 terms (each
-/// below 2^96 on the grid).
+/// Adds the term of `f32` bits `term` to the two's-complement sum of
+/// [`SumFormat::sum_words`] words at `sum[base..]`: one add with carries where [`add_term`]
+/// keeps two magnitudes. Exact for fewer than 2^31 terms.
 #[cube]
-pub fn add_signed_term_at(sum: &mut Array<u32>, base: usize, scale: u32, term: u32) {
-    let (sign, k, w0, w1) = term_parts(scale, term);
+pub fn add_signed_term_at(
+    sum: &mut Array<u32>,
+    base: usize,
+    term: u32,
+    #[comptime] format: SumFormat,
+) {
+    let (sign, k, w0, w1) = term_parts(term, format);
     // A negative term adds the complement of its magnitude, plus one.
-    add_words(sum, base, (k, w0, w1), 0u32 - sign, sign);
+    add_words(
+        sum,
+        base,
+        (k, w0, w1),
+        0u32 - sign,
+        sign,
+        comptime!(format.sum_words()),
+    );
 }
 
-/// [`round_sum`] of the 4-word two's-complement sum at `sum[base..]` (see
-/// [`add_signed_term_at`]).
+/// The two's-complement sum at `sum[base..]` (see [`add_signed_term_at`]) with the special
+/// values `flags`, rounded as [`round_sum`] rounds.
 #[cube]
 pub fn round_signed_sum(
     sum: &Array<u32>,
     base: usize,
-    scale: u32,
     flags: u32,
     #[comptime] format: SumFormat,
 ) -> u32 {
-    // The magnitudes `round_sum` takes: the sum itself, or its negation from zero.
-    let negative = (sum[base + 3] >> 31u32) != 0u32;
-    let mut positive_words = Array::<u32>::new(4usize);
-    let mut negative_words = Array::<u32>::new(4usize);
+    let words = comptime!(format.sum_words());
+    let negative = (sum[base + words - 1usize] >> 31u32) != 0u32;
+    // The magnitude: the sum itself, or its negation from zero.
+    let mut magnitude = Array::<u32>::new(words);
     let mut carry = 1u32;
     #[unroll]
-    for i in 0..4usize {
+    for i in 0..words {
         let word = sum[base + i];
         let negated = !word + carry;
         carry = u32::cast_from(carry != 0u32 && word == 0u32);
-        positive_words[i] = select(negative, 0u32, word);
-        negative_words[i] = select(negative, negated, 0u32);
+        magnitude[i] = select(negative, negated, word);
     }
-    round_sum(&positive_words, &negative_words, scale, flags, format)
+    round_total(&magnitude, negative, flags, format)
 }
 
-/// The 32 bits of the 4-word integer `value` from bit `start` (0 to 127) up; bits past the top
-/// are zeros.
+/// The sum `positive - negative` (magnitudes of [`SumFormat::sum_words`] words) with the
+/// special values `flags`, rounded to nearest even in `format`, as that format's bits: NaN (a
+/// quiet one) when a term is NaN or both infinities occur, an infinity when one does,
+/// otherwise the exact sum rounded, with overflow to an infinity.
 #[cube]
-fn bits_from(value: &Array<u32>, start: u32) -> u32 {
+pub fn round_sum(
+    positive: &Array<u32>,
+    negative: &Array<u32>,
+    flags: u32,
+    #[comptime] format: SumFormat,
+) -> u32 {
+    let words = comptime!(format.sum_words());
+    let mut total = Array::<u32>::new(words);
+    let mut borrow = 0u32;
+    #[unroll]
+    for i in 0..words {
+        let a = positive[i];
+        let b = negative[i];
+        let partial = a - b;
+        total[i] = partial - borrow;
+        borrow = u32::cast_from(a < b || partial < borrow);
+    }
+    // A borrow out of the top word: the difference is negative; negate it.
+    let negated = borrow != 0u32;
+    let mut carry = 1u32;
+    #[unroll]
+    for i in 0..words {
+        let flipped = !total[i];
+        let word = flipped + carry;
+        carry = u32::cast_from(carry != 0u32 && flipped == u32::MAX);
+        total[i] = select(negated, word, total[i]);
+    }
+    round_total(&total, negated, flags, format)
+}
+
+/// The sum of magnitude `total` (on `format`'s grid) and sign `negative`, with the special
+/// values `flags`, rounded to `format`'s bits (see [`round_sum`]).
+#[cube]
+fn round_total(
+    total: &Array<u32>,
+    negative: bool,
+    flags: u32,
+    #[comptime] format: SumFormat,
+) -> u32 {
+    let words = comptime!(format.sum_words());
+    let mantissa_bits = comptime!(format.mantissa_bits());
+    let exponent_bits = comptime!(format.exponent_bits());
+    let infinity = comptime!(((1u32 << exponent_bits) - 1) << mantissa_bits);
+    let sign_bit = comptime!(1u32 << (exponent_bits + mantissa_bits));
+    let top = top_bit(total, words);
+    // A zero sum is `-0.0` only when every term is.
+    let mut out = select((flags & NOT_NEGATIVE_ZERO) == 0u32, sign_bit, 0u32);
+    if (flags & NAN) != 0u32
+        || (flags & (POSITIVE_INFINITY | NEGATIVE_INFINITY))
+            == (POSITIVE_INFINITY | NEGATIVE_INFINITY)
+    {
+        out = infinity | comptime!(1u32 << (mantissa_bits - 1));
+    } else if (flags & POSITIVE_INFINITY) != 0u32 {
+        out = infinity;
+    } else if (flags & NEGATIVE_INFINITY) != 0u32 {
+        out = sign_bit | infinity;
+    } else if top >= 0i32 {
+        // Grid bit 0 is worth 2^(origin - 150).
+        let grid = comptime!(format.grid_origin() as i32 - 150);
+        let sign = select(negative, sign_bit, 0u32);
+        out = sign | round_magnitude(total, top, grid, format, words);
+    }
+    out
+}
+
+/// The 32 bits of the `words`-word integer `value` from bit `start` up; bits past the top are
+/// zeros.
+#[cube]
+fn bits_from(value: &Array<u32>, start: u32, #[comptime] words: usize) -> u32 {
     let k = start / 32u32;
     let offset = start % 32u32;
     let mut low = 0u32;
     let mut high = 0u32;
+    let n = comptime!(words as u32);
     #[unroll]
-    for i in 0..4u32 {
-        if k == i {
-            low = value[i as usize];
-        }
-        if k + 1u32 == i {
-            high = value[i as usize];
-        }
+    for i in 0..n {
+        low = select(k == i, value[i as usize], low);
+        high = select(k + 1u32 == i, value[i as usize], high);
     }
     (low >> offset) | ((high << (31u32 - offset)) << 1u32)
 }
 
-/// Whether any of the bits of the 4-word integer `value` below bit `end` (0 to 128) is set.
+/// Whether any of the bits of the `words`-word integer `value` below bit `end` is set.
 #[cube]
-fn any_below(value: &Array<u32>, end: u32) -> bool {
+fn any_below(value: &Array<u32>, end: u32, #[comptime] words: usize) -> bool {
     let mut any = false;
+    let n = comptime!(words as u32);
     #[unroll]
-    for i in 0..4u32 {
+    for i in 0..n {
         let base = i * 32u32;
         let word = value[i as usize];
         if end >= base + 32u32 {
@@ -219,74 +309,13 @@ fn any_below(value: &Array<u32>, end: u32) -> bool {
     any
 }
 
-/// The sum of the walked terms, rounded to nearest even in `format`, as that format's bits: NaN
-/// (a quiet one) when a term is NaN or both infinities occur, an infinity when one does,
-/// otherwise `positive - negative` on the grid of `scale`, with overflow to an infinity.
+/// The highest set bit of the `words`-word integer `value` (-1 when it is zero).
 #[cube]
-pub fn round_sum(
-    positive: &Array<u32>,
-    negative: &Array<u32>,
-    scale: u32,
-    flags: u32,
-    #[comptime] format: SumFormat,
-) -> u32 {
-    let mantissa_bits = comptime!(format.mantissa_bits());
-    let exponent_bits = comptime!(format.exponent_bits());
-    let infinity = comptime!(((1u32 << exponent_bits) - 1) << mantissa_bits);
-    let sign_bit = comptime!(1u32 << (exponent_bits + mantissa_bits));
-    let mut out = 0u32;
-    if (flags & NAN) != 0u32
-        || (flags & (POSITIVE_INFINITY | NEGATIVE_INFINITY))
-            == (POSITIVE_INFINITY | NEGATIVE_INFINITY)
-    {
-        out = infinity | comptime!(1u32 << (mantissa_bits - 1));
-    } else if (flags & POSITIVE_INFINITY) != 0u32 {
-        out = infinity;
-    } else if (flags & NEGATIVE_INFINITY) != 0u32 {
-        out = sign_bit | infinity;
-    } else {
-        // The difference of the magnitudes, as a sign and a magnitude.
-        let mut total = Array::<u32>::new(4usize);
-        let mut borrow = 0u32;
-        #[unroll]
-        for i in 0..4usize {
-            let a = positive[i];
-            let b = negative[i];
-            let partial = a - b;
-            total[i] = partial - borrow;
-            borrow = u32::cast_from(a < b || partial < borrow);
-        }
-        let mut sign = 0u32;
-        if borrow != 0u32 {
-            sign = sign_bit;
-            let mut carry = 1u32;
-            #[unroll]
-            for i in 0..4usize {
-                let flipped = !total[i];
-                total[i] = flipped + carry;
-                carry = u32::cast_from(carry != 0u32 && flipped == u32::MAX);
-            }
-        }
-        let top = top_bit(&total);
-        if top < 0i32 {
-            if (flags & NOT_NEGATIVE_ZERO) == 0u32 {
-                out = sign_bit;
-            }
-        } else {
-            // Grid bit 0 is worth 2^(scale - 150 - GUARD_BITS).
-            let grid = i32::cast_from(scale) - 150i32 - GUARD_BITS;
-            out = sign | round_magnitude(&total, top, grid, format);
-        }
-    }
-    out
-}
-
-/// The highest set bit of the 4-word integer `value` (-1 when it is zero).
-#[cube]
-fn top_bit(value: &Array<u32>) -> i32 {
+fn top_bit(value: &Array<u32>, #[comptime] words: usize) -> i32 {
     let mut top = i32::new(-1);
+    let n = comptime!(words as u32);
     #[unroll]
-    for i in 0..4u32 {
+    for i in 0..n {
         let word = value[i as usize];
         if word != 0u32 {
             top = i32::cast_from(i * 32u32 + 31u32 - word.leading_zeros());
@@ -295,11 +324,17 @@ fn top_bit(value: &Array<u32>) -> i32 {
     top
 }
 
-/// The magnitude `total * 2^grid` (a non-zero 4-word integer whose highest set bit is `top`)
-/// rounded to nearest even in `format`, as that format's bits without the sign: an infinity
-/// on overflow, a subnormal or zero below the normal range.
+/// The magnitude `total * 2^grid` (a non-zero `words`-word integer whose highest set bit is
+/// `top`) rounded to nearest even in `format`, as that format's bits without the sign: an
+/// infinity on overflow, a subnormal or zero below the normal range.
 #[cube]
-fn round_magnitude(total: &Array<u32>, top: i32, grid: i32, #[comptime] format: SumFormat) -> u32 {
+fn round_magnitude(
+    total: &Array<u32>,
+    top: i32,
+    grid: i32,
+    #[comptime] format: SumFormat,
+    #[comptime] words: usize,
+) -> u32 {
     let mantissa_bits = comptime!(format.mantissa_bits());
     let exponent_bits = comptime!(format.exponent_bits());
     let infinity = comptime!(((1u32 << exponent_bits) - 1) << mantissa_bits);
@@ -317,9 +352,9 @@ fn round_magnitude(total: &Array<u32>, top: i32, grid: i32, #[comptime] format: 
         significand <<= u32::cast_from(-low);
     } else {
         let low = u32::cast_from(low);
-        significand = bits_from(total, low) & comptime!((1u32 << (mantissa_bits + 1)) - 1);
-        let half = (bits_from(total, low - 1u32) & 1u32) != 0u32;
-        let sticky = any_below(total, low - 1u32);
+        significand = bits_from(total, low, words) & comptime!((1u32 << (mantissa_bits + 1)) - 1);
+        let half = (bits_from(total, low - 1u32, words) & 1u32) != 0u32;
+        let sticky = any_below(total, low - 1u32, words);
         round_up = u32::cast_from(half && (sticky || (significand & 1u32) != 0u32));
     }
     // The field of the lowest bit's exponent above the smallest subnormal's, shifted over the
@@ -363,16 +398,14 @@ pub fn round_product(a: u32, b: u32, #[comptime] format: SumFormat) -> u32 {
         let shifted = middle << 16u32;
         let word0 = low + shifted;
         let carry = u32::cast_from(word0 < low);
-        let mut total = Array::<u32>::new(4usize);
+        let mut total = Array::<u32>::new(2usize);
         total[0usize] = word0;
         total[1usize] = a_high * b_high + (middle >> 16u32) + carry;
-        total[2usize] = 0u32;
-        total[3usize] = 0u32;
         // Each operand is its significand times 2^(max(exponent, 1) - 150).
         let a_scale = select(a_exponent > 1u32, a_exponent, 1u32);
         let b_scale = select(b_exponent > 1u32, b_exponent, 1u32);
         let grid = i32::cast_from(a_scale + b_scale) - 300i32;
-        out = sign | round_magnitude(&total, top_bit(&total), grid, format);
+        out = sign | round_magnitude(&total, top_bit(&total, 2usize), grid, format, 2usize);
     }
     out
 }

@@ -7,11 +7,10 @@
 //!    lives at the target's head row, so scratch grows with the updates, not the output, and
 //!    the launcher runs the steps over ranges of head positions, `entries` at a time, so that
 //!    no scratch buffer is larger than the runtime binds);
-//! 2. [`scatter_nd_exact_scale`]: the largest exponent and the special values of the current
-//!    value and every update, with atomic maximum and OR (order-free);
-//! 3. [`scatter_nd_exact_sum`]: every update on that grid, added to 128-bit integers with 32-bit
-//!    atomic adds whose carries are added to the word above (integer sums are order-free);
-//! 4. [`scatter_nd_exact_finish`] (or its packed form): each head adds the current value and
+//! 2. [`scatter_nd_exact_sum`]: every update on its format's fixed grid, added to a magnitude
+//!    with 32-bit atomic adds whose carries are added to the word above, and its special values
+//!    ORed into the entry's flags (integer sums and ORs are order-free);
+//! 3. [`scatter_nd_exact_finish`] (or its packed form): each head adds the current value and
 //!    rounds. A target with one row skips the scratch: its head sums the two terms alone.
 //!
 //! No unit walks a list, so no chain of dependent loads grows with the duplication, and every
@@ -22,13 +21,6 @@ use cubecl::prelude::*;
 use super::exact::{SumFormat, add_term, observe, round_sum, term_parts};
 use super::indices::SKIPPED;
 use super::packed::f16_to_f32;
-
-/// Scratch per entry (a target element with several rows), in three buffers so that none is
-/// larger than a binding allows: `meta` holds the exponent and the flags, `positive` and
-/// `negative` the magnitudes (4 words each, least significant first).
-pub const EXACT_META_WORDS: usize = 2;
-/// Words of each magnitude of an entry.
-pub const EXACT_SUM_WORDS: usize = 4;
 
 /// Where an update element stands in its target's list: the output element it targets, its
 /// scratch entry (the target's head position, `first` subtracted), whether it is the head,
@@ -117,9 +109,12 @@ pub(super) fn widen(bits: u32, #[comptime] format: SumFormat) -> f32 {
 }
 
 /// Step 1: zeroes the scratch entry of each head row's element whose list has several rows.
+/// Scratch per entry lies in three buffers, so that none is larger than a binding allows:
+/// `flags` holds one word (see [`observe`]), `positive` and `negative` the magnitudes
+/// ([`SumFormat::sum_words`] words each, least significant first).
 #[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn scatter_nd_exact_clear(
-    meta: &mut [u32],
+    flags: &mut [u32],
     positive: &mut [u32],
     negative: &mut [u32],
     heads: &[u32],
@@ -129,68 +124,38 @@ pub fn scatter_nd_exact_clear(
     units: usize,
     first: usize,
     entries: usize,
+    #[comptime] format: SumFormat,
 ) {
     let position = ABSOLUTE_POS;
     if position >= units {
         terminate!();
     }
+    let words = comptime!(format.sum_words());
     let role = role(heads, next, targets, position, slice, first, entries);
     if role.active && role.head && !role.sole {
+        flags[role.entry] = 0u32;
         #[unroll]
-        for i in 0..EXACT_META_WORDS {
-            meta[role.entry * EXACT_META_WORDS + i] = 0u32;
-        }
-        #[unroll]
-        for i in 0..EXACT_SUM_WORDS {
-            positive[role.entry * EXACT_SUM_WORDS + i] = 0u32;
-            negative[role.entry * EXACT_SUM_WORDS + i] = 0u32;
+        for i in 0..words {
+            positive[role.entry * words + i] = 0u32;
+            negative[role.entry * words + i] = 0u32;
         }
     }
 }
 
-/// Step 2: folds the current value's and the update's exponent and flags into the entry
-/// (targets with several rows).
-#[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
-pub fn scatter_nd_exact_scale<T: Numeric>(
-    meta: &mut [Atomic<u32>],
-    output: &[T],
-    updates: &[T],
-    heads: &[u32],
-    next: &[u32],
-    targets: &[u32],
-    slice: usize,
-    units: usize,
-    first: usize,
-    entries: usize,
-    #[comptime] packed: Option<SumFormat>,
-    #[define(T)] _data: ElemType,
-) {
-    let position = ABSOLUTE_POS;
-    if position >= units {
-        terminate!();
-    }
-    let role = role(heads, next, targets, position, slice, first, entries);
-    if !role.active || role.sole {
-        terminate!();
-    }
-    let (scale, flags) = observe(0u32, 0u32, term_at::<T>(output, role.element, packed));
-    let (scale, flags) = observe(scale, flags, term_at::<T>(updates, position, packed));
-    let base = role.entry * EXACT_META_WORDS;
-    if meta[base].load() < scale {
-        meta[base].fetch_max(scale);
-    }
-    if (meta[base + 1].load() & flags) != flags {
-        meta[base + 1].fetch_or(flags);
-    }
-}
-
-/// Adds `w0` at word `k` and `w1` at word `k + 1` of the 4-word integer at `words[base..]`
-/// with atomic adds; each add that wraps carries one into the word above.
+/// Adds `w0` at word `k` and `w1` at word `k + 1` of the `words`-word integer at
+/// `acc[base..]` with atomic adds; each add that wraps carries one into the word above.
 #[cube]
-fn atomic_add_words(words: &mut [Atomic<u32>], base: usize, k: u32, w0: u32, w1: u32) {
+fn atomic_add_words(
+    acc: &mut [Atomic<u32>],
+    base: usize,
+    parts: (u32, u32, u32),
+    #[comptime] words: usize,
+) {
+    let (k, w0, w1) = parts;
     let mut carry = 0u32;
+    let n = comptime!(words as u32);
     #[unroll]
-    for i in 0..4u32 {
+    for i in 0..n {
         let mut piece = carry;
         if k == i {
             piece += w0;
@@ -201,17 +166,17 @@ fn atomic_add_words(words: &mut [Atomic<u32>], base: usize, k: u32, w0: u32, w1:
         }
         carry = 0u32;
         if piece != 0u32 {
-            let old = words[base + i as usize].fetch_add(piece);
+            let old = acc[base + i as usize].fetch_add(piece);
             let new = old + piece;
             carry = u32::cast_from(new < piece);
         }
     }
 }
 
-/// Step 3: adds the update on its entry's grid (targets with several rows).
+/// Step 2: adds the update to its entry (targets with several rows).
 #[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn scatter_nd_exact_sum<T: Numeric>(
-    meta: &[u32],
+    flags: &mut [Atomic<u32>],
     positive: &mut [Atomic<u32>],
     negative: &mut [Atomic<u32>],
     updates: &[T],
@@ -222,7 +187,8 @@ pub fn scatter_nd_exact_sum<T: Numeric>(
     units: usize,
     first: usize,
     entries: usize,
-    #[comptime] packed: Option<SumFormat>,
+    #[comptime] format: SumFormat,
+    #[comptime] packed: bool,
     #[define(T)] _data: ElemType,
 ) {
     let position = ABSOLUTE_POS;
@@ -233,21 +199,27 @@ pub fn scatter_nd_exact_sum<T: Numeric>(
     if !role.active || role.sole {
         terminate!();
     }
-    let scale = meta[role.entry * EXACT_META_WORDS];
-    let (sign, k, w0, w1) = term_parts(scale, term_at::<T>(updates, position, packed));
-    let base = role.entry * EXACT_SUM_WORDS;
+    let term = term_at::<T>(updates, position, comptime!(packed.then_some(format)));
+    let seen = observe(0u32, term);
+    // Most terms bring no flag the entry lacks: a load, not an atomic.
+    if (flags[role.entry].load() & seen) != seen {
+        flags[role.entry].fetch_or(seen);
+    }
+    let (sign, k, w0, w1) = term_parts(term, format);
+    let words = comptime!(format.sum_words());
+    let base = role.entry * words;
     if sign != 0u32 {
-        atomic_add_words(negative, base, k, w0, w1);
+        atomic_add_words(negative, base, (k, w0, w1), words);
     } else {
-        atomic_add_words(positive, base, k, w0, w1);
+        atomic_add_words(positive, base, (k, w0, w1), words);
     }
 }
 
 /// The rounded sum of a head's target element, in `format`'s bits: the current value `current`
-/// plus, for a sole row, its update, or else the entry's scratch (`meta` and the sums).
+/// plus, for a sole row, its update, or else the entry's scratch (`flags` and the sums).
 #[cube]
 fn finished_bits(
-    meta: &[u32],
+    flags: &[u32],
     positive_sums: &[u32],
     negative_sums: &[u32],
     entry: usize,
@@ -256,42 +228,37 @@ fn finished_bits(
     update: u32,
     #[comptime] format: SumFormat,
 ) -> u32 {
-    // A sole row starts from nothing; otherwise from the entry, whose exponent and flags
-    // already include the current value (observing it again changes nothing).
-    let mut positive = Array::<u32>::new(EXACT_SUM_WORDS);
-    let mut negative = Array::<u32>::new(EXACT_SUM_WORDS);
-    let mut scale = 0u32;
-    let mut flags = 0u32;
+    // A sole row starts from nothing and adds its update; otherwise the entry's sums.
+    let words = comptime!(format.sum_words());
+    let mut positive = Array::<u32>::new(words);
+    let mut negative = Array::<u32>::new(words);
     #[unroll]
-    for i in 0..EXACT_SUM_WORDS {
+    for i in 0..words {
         positive[i] = 0u32;
         negative[i] = 0u32;
     }
-    if !sole {
-        scale = meta[entry * EXACT_META_WORDS];
-        flags = meta[entry * EXACT_META_WORDS + 1usize];
+    let mut seen = 0u32;
+    if sole {
+        seen = observe(seen, update);
+        add_term(&mut positive, &mut negative, update, format);
+    } else {
+        seen = flags[entry];
         #[unroll]
-        for i in 0..EXACT_SUM_WORDS {
-            positive[i] = positive_sums[entry * EXACT_SUM_WORDS + i];
-            negative[i] = negative_sums[entry * EXACT_SUM_WORDS + i];
+        for i in 0..words {
+            positive[i] = positive_sums[entry * words + i];
+            negative[i] = negative_sums[entry * words + i];
         }
     }
-    let (mut scale, mut flags) = observe(scale, flags, current);
-    if sole {
-        let (s, f) = observe(scale, flags, update);
-        scale = s;
-        flags = f;
-        add_term(&mut positive, &mut negative, scale, update);
-    }
-    add_term(&mut positive, &mut negative, scale, current);
-    round_sum(&positive, &negative, scale, flags, format)
+    seen = observe(seen, current);
+    add_term(&mut positive, &mut negative, current, format);
+    round_sum(&positive, &negative, seen, format)
 }
 
-/// Step 4, typed data: each head row's unit writes its target element's rounded sum.
+/// Step 3, typed data: each head row's unit writes its target element's rounded sum.
 #[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn scatter_nd_exact_finish<T: Numeric>(
     output: &mut [T],
-    meta: &[u32],
+    flags: &[u32],
     positive: &[u32],
     negative: &[u32],
     updates: &[T],
@@ -316,17 +283,17 @@ pub fn scatter_nd_exact_finish<T: Numeric>(
     let current = typed_term::<T>(output[role.element]);
     let update = typed_term::<T>(updates[position]);
     let bits = finished_bits(
-        meta, positive, negative, role.entry, role.sole, current, update, format,
+        flags, positive, negative, role.entry, role.sole, current, update, format,
     );
     output[role.element] = T::cast_from(widen(bits, format));
 }
 
-/// Step 4 for `f16`/`bf16` packed two to a `u32` word: the head's unit XORs the change of its
+/// Step 3 for `f16`/`bf16` packed two to a `u32` word: the head's unit XORs the change of its
 /// field into the word, which leaves the other field as its own unit sets it.
 #[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn scatter_nd_exact_finish_packed(
     output: &mut [Atomic<u32>],
-    meta: &[u32],
+    flags: &[u32],
     positive: &[u32],
     negative: &[u32],
     updates: &[u32],
@@ -354,7 +321,7 @@ pub fn scatter_nd_exact_finish_packed(
     let current = u32::reinterpret(widen(old, format));
     let update = term_at::<u32>(updates, position, comptime!(Some(format)));
     let bits = finished_bits(
-        meta, positive, negative, role.entry, role.sole, current, update, format,
+        flags, positive, negative, role.entry, role.sole, current, update, format,
     );
     if bits != old {
         output[word].fetch_xor((bits ^ old) << shift);

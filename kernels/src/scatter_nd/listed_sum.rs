@@ -2,8 +2,9 @@
 //! ([`ScatterStrategy::ListedDeterministic`](super::ScatterStrategy)): the same exact sum as
 //! `exact_add.rs` ([`super::exact`]), which no order of the terms changes, so the rows need no
 //! sort. Each update row pushes itself onto its target's list (`scatter_nd_link_rows`); the
-//! unit of each list's head, per group of [`GROUP_COLUMNS`] columns, walks the list twice, for
-//! the largest exponent and for the terms, and rounds, with no scratch per update element.
+//! unit of each list's head, per group of [`GROUP_COLUMNS`] columns, walks the list once,
+//! adding the terms on their format's fixed grid, and rounds, with no scratch per update
+//! element.
 //!
 //! Built for CPU drivers, which run every instruction of a kernel for every group of lanes
 //! whichever way its branches go (llvmpipe masks both sides), so that each unit pays for the
@@ -14,11 +15,10 @@
 //! launch sized on the device by [`scatter_nd_listed_dispatch()`]).
 //!
 //! A walk takes at most `span` rows per launch (CPU drivers end a shader's loops after 65,535
-//! iterations in all): a longer one lists its unit in [`ListedSumStep::Start`], keeping its
-//! state (exponents and where the walk stands) in the list's slot, and further launches run only
-//! the listed units: [`ListedSumStep::Observe`] the exponents of the next `span` rows, then
-//! [`ListedSumStep::Sum`] their terms, from the head again, then [`ListedSumStep::Finish`]
-//! rounds.
+//! iterations in all): a longer one lists its unit in the first launch, keeping its state (the
+//! sums, the flags and where the walk stands) in the list's slot, and further launches
+//! (`resume`) run only the listed units, each the next `span` rows; a walk that ends rounds and
+//! writes.
 
 use cubecl::prelude::*;
 
@@ -26,28 +26,13 @@ use super::columns::{
     Columns, GROUP_COLUMNS, columns, load_columns, load_fields, store_columns, store_fields,
 };
 use super::exact::{SumFormat, add_signed_term_at, observe, round_signed_sum};
-use super::exact_add::{EXACT_META_WORDS, EXACT_SUM_WORDS, widen};
+use super::exact_add::widen;
 use super::indices::SKIPPED;
 use super::ordered::{list_pending, unit_position};
 
 /// Units per cube of the walks' launches: few, so that the walks of a few hot targets spread
 /// over the cores of a CPU driver, which runs each cube on one thread.
 pub const WALK_CUBE: u32 = 8;
-
-/// What the units of one launch of [`scatter_nd_listed_sum()`] do (see the module docs).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ListedSumStep {
-    /// The units [`scatter_nd_listed_sum_heads()`] listed: a list that fits the span is summed
-    /// whole, a longer one lists its unit and keeps the exponents of its first `span` rows.
-    Start,
-    /// Listed units: the exponents of the next `span` rows.
-    Observe,
-    /// Listed units: the terms of the next `span` rows (with `first == 0`, from the head, and
-    /// the current values).
-    Sum,
-    /// Listed units: round and write.
-    Finish,
-}
 
 /// Whether `f32` bits are zero or a normal number: the values whose hardware sum no runtime's
 /// flushing of subnormals changes.
@@ -154,39 +139,38 @@ fn cursor_row(cursor: u32, rows: usize) -> (usize, bool) {
     ((select(valid, cursor, 1u32) - 1u32) as usize, valid)
 }
 
-/// One pass of a walk over at most `span` rows of a list, from `cursor` on: without `add`,
-/// folds the exponents and flags of their updates into `meta` (two words per column); with it,
-/// adds the updates on each column's grid (`meta`) to `sums` (four words per column). Returns
-/// the cursor past them.
+/// One pass of a walk over at most `span` rows of a list, from `cursor` on: adds the updates
+/// to `sums` ([`SumFormat::sum_words`] words per column) and folds their special values into
+/// `flags` (one word per column). Returns the cursor past them.
 #[cube]
 fn walk_list<T: Numeric, N: Size>(
-    meta: &mut Array<u32>,
+    flags: &mut Array<u32>,
     sums: &mut Array<u32>,
     updates: &[Vector<T, N>],
     next: &[u32],
     window: (u32, usize),
     slice: usize,
     cols: &Columns,
-    #[comptime] packed: Option<SumFormat>,
-    #[comptime] add: bool,
+    #[comptime] format: SumFormat,
+    #[comptime] packed: bool,
 ) -> u32 {
+    let words = comptime!(format.sum_words());
     let (mut cursor, span) = window;
     let rows = next.len();
     let mut taken = 0usize;
     let (mut row, mut valid) = cursor_row(cursor, rows);
     while valid && taken < span {
-        let terms = load_columns::<T, N>(updates, row * slice + cols.first, cols.count, packed);
+        let terms = load_columns::<T, N>(
+            updates,
+            row * slice + cols.first,
+            cols.count,
+            comptime!(packed.then_some(format)),
+        );
         #[unroll]
         for j in 0..GROUP_COLUMNS {
             if j < cols.count {
-                let scale = meta[j * EXACT_META_WORDS];
-                if comptime!(add) {
-                    add_signed_term_at(sums, j * EXACT_SUM_WORDS, scale, terms[j]);
-                } else {
-                    let (scale, flags) = observe(scale, meta[j * EXACT_META_WORDS + 1], terms[j]);
-                    meta[j * EXACT_META_WORDS] = scale;
-                    meta[j * EXACT_META_WORDS + 1] = flags;
-                }
+                add_signed_term_at(sums, j * words, terms[j], format);
+                flags[j] = observe(flags[j], terms[j]);
             }
         }
         cursor = next[row];
@@ -198,162 +182,97 @@ fn walk_list<T: Numeric, N: Size>(
     cursor
 }
 
-/// Column `j`'s sum rounded to `format`'s bits.
-#[cube]
-fn round_column(
-    sums: &Array<u32>,
-    meta: &Array<u32>,
-    #[comptime] j: usize,
-    #[comptime] format: SumFormat,
-) -> u32 {
-    let (scale, flags) = (meta[j * EXACT_META_WORDS], meta[j * EXACT_META_WORDS + 1]);
-    round_signed_sum(sums, j * EXACT_SUM_WORDS, scale, flags, format)
-}
-
-/// Adds each column's current value (`f32` bits) on its grid.
-#[cube]
-fn add_current(sums: &mut Array<u32>, meta: &Array<u32>, current: &Array<u32>) {
-    #[unroll]
-    for j in 0..GROUP_COLUMNS {
-        let scale = meta[j * EXACT_META_WORDS];
-        add_signed_term_at(sums, j * EXACT_SUM_WORDS, scale, current[j]);
-    }
-}
-
 /// This launch's part of the sums of a list's head unit, whose target elements hold `current`
 /// (`f32` bits, one per column): writes the rounded sums, in `format`'s bits, to `bits` and
 /// returns whether they are final (to be written). `slot` is the unit's place in the list of
-/// walks that go on (its launch position in the later steps).
+/// walks that go on (its launch position when they resume), where `flags_state`, `sums_state`
+/// and `cursors` keep their state.
 #[cube]
 fn sum_step<T: Numeric, N: Size>(
     updates: &[Vector<T, N>],
     next: &[u32],
     pending_count: &mut [Atomic<u32>],
     pending: &mut [u32],
-    meta_state: &mut [u32],
+    flags_state: &mut [u32],
     sums_state: &mut [u32],
     cursors: &mut [u32],
     unit: usize,
-    window: (usize, usize),
+    span: usize,
     slice: usize,
     cols: &Columns,
     current: &Array<u32>,
     bits: &mut Array<u32>,
-    #[comptime] step: ListedSumStep,
+    #[comptime] resume: bool,
     #[comptime] format: SumFormat,
-    #[comptime] packed: Option<SumFormat>,
+    #[comptime] packed: bool,
 ) -> bool {
-    let (first, span) = window;
-    let meta_len = comptime!(GROUP_COLUMNS * EXACT_META_WORDS);
-    let sum_len = comptime!(GROUP_COLUMNS * EXACT_SUM_WORDS);
-    let head = cols.row as u32 + 1u32;
-    let mut meta = Array::<u32>::new(meta_len);
+    let words = comptime!(format.sum_words());
+    let sum_len = comptime!(GROUP_COLUMNS * format.sum_words());
+    let mut flags = Array::<u32>::new(GROUP_COLUMNS);
     let mut sums = Array::<u32>::new(sum_len);
-    #[unroll]
-    for i in 0..meta_len {
-        meta[i] = 0u32;
-    }
     #[unroll]
     for i in 0..sum_len {
         sums[i] = 0u32;
     }
     let mut slot = ABSOLUTE_POS;
-    let mut write = false;
-    if comptime!(step == ListedSumStep::Start) {
+    let mut cursor = 0u32;
+    if comptime!(!resume) {
+        cursor = cols.row as u32 + 1u32;
         #[unroll]
         for j in 0..GROUP_COLUMNS {
-            let (scale, flags) = observe(0u32, 0u32, current[j]);
-            meta[j * EXACT_META_WORDS] = scale;
-            meta[j * EXACT_META_WORDS + 1] = flags;
+            flags[j] = observe(0u32, current[j]);
+            add_signed_term_at(&mut sums, j * words, current[j], format);
         }
-        let cursor = walk_list::<T, N>(
-            &mut meta,
+    } else if slot < cursors.len() {
+        // A walk that ended in an earlier launch left a cursor of 0.
+        cursor = cursors[slot];
+        #[unroll]
+        for j in 0..GROUP_COLUMNS {
+            flags[j] = flags_state[slot * GROUP_COLUMNS + j];
+        }
+        #[unroll]
+        for i in 0..sum_len {
+            sums[i] = sums_state[slot * sum_len + i];
+        }
+    }
+    let mut write = false;
+    if cursor != 0u32 {
+        cursor = walk_list::<T, N>(
+            &mut flags,
             &mut sums,
             updates,
             next,
-            (head, span),
+            (cursor, span),
             slice,
             cols,
+            format,
             packed,
-            false,
         );
-        if cursor != 0u32 {
-            slot = list_pending(pending_count, pending, unit);
-            if slot < cursors.len() {
-                #[unroll]
-                for i in 0..meta_len {
-                    meta_state[slot * meta_len + i] = meta[i];
-                }
-                cursors[slot] = cursor;
+        // A first walk that goes on takes a slot; a resumed one keeps its own, where an ended
+        // walk leaves a cursor of 0.
+        let mut keep = true;
+        if comptime!(!resume) {
+            keep = cursor != 0u32;
+            if keep {
+                slot = list_pending(pending_count, pending, unit);
             }
-        } else {
-            add_current(&mut sums, &meta, current);
-            walk_list::<T, N>(
-                &mut meta,
-                &mut sums,
-                updates,
-                next,
-                (head, span),
-                slice,
-                cols,
-                packed,
-                true,
-            );
+        }
+        if keep && slot < cursors.len() {
             #[unroll]
             for j in 0..GROUP_COLUMNS {
-                bits[j] = round_column(&sums, &meta, j, format);
+                flags_state[slot * GROUP_COLUMNS + j] = flags[j];
             }
-            write = true;
-        }
-    } else if slot < cursors.len() {
-        #[unroll]
-        for i in 0..meta_len {
-            meta[i] = meta_state[slot * meta_len + i];
-        }
-        if comptime!(step == ListedSumStep::Observe) {
-            let window = (cursors[slot], span);
-            let cursor = walk_list::<T, N>(
-                &mut meta, &mut sums, updates, next, window, slice, cols, packed, false,
-            );
             #[unroll]
-            for i in 0..meta_len {
-                meta_state[slot * meta_len + i] = meta[i];
+            for i in 0..sum_len {
+                sums_state[slot * sum_len + i] = sums[i];
             }
             cursors[slot] = cursor;
-        } else {
-            let mut cursor = cursors[slot];
-            if comptime!(step == ListedSumStep::Sum) && first == 0usize {
-                add_current(&mut sums, &meta, current);
-                cursor = head;
-            } else {
-                #[unroll]
-                for i in 0..sum_len {
-                    sums[i] = sums_state[slot * sum_len + i];
-                }
-            }
-            if comptime!(step == ListedSumStep::Sum) {
-                cursor = walk_list::<T, N>(
-                    &mut meta,
-                    &mut sums,
-                    updates,
-                    next,
-                    (cursor, span),
-                    slice,
-                    cols,
-                    packed,
-                    true,
-                );
-                #[unroll]
-                for i in 0..sum_len {
-                    sums_state[slot * sum_len + i] = sums[i];
-                }
-                cursors[slot] = cursor;
-            } else {
-                #[unroll]
-                for j in 0..GROUP_COLUMNS {
-                    bits[j] = round_column(&sums, &meta, j, format);
-                }
-                write = true;
+        }
+        write = cursor == 0u32;
+        if write {
+            #[unroll]
+            for j in 0..GROUP_COLUMNS {
+                bits[j] = round_signed_sum(&sums, j * words, flags[j], format);
             }
         }
     }
@@ -387,7 +306,7 @@ fn listed_unit(
 
 /// Listed sums, step 3 on: a launch of the walks over typed data (see the module docs);
 /// `groups` groups of columns per row, `units = rows * groups`. The launch runs the units on
-/// `listed` (in [`ListedSumStep::Start`] those [`scatter_nd_listed_sum_heads()`] listed, later
+/// `listed` (in the first launch those [`scatter_nd_listed_sum_heads()`] listed, with `resume`
 /// those listed in `pending`); `pending` is where the first launch lists the walks that go on,
 /// and the state buffers hold their state by slot.
 #[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
@@ -400,15 +319,14 @@ pub fn scatter_nd_listed_sum<T: Numeric, N: Size>(
     listed: &mut [u32],
     pending_count: &mut [Atomic<u32>],
     pending: &mut [u32],
-    meta: &mut [u32],
+    flags: &mut [u32],
     sums: &mut [u32],
     cursors: &mut [u32],
     slice: usize,
     groups: usize,
     units: usize,
-    first: usize,
     span: usize,
-    #[comptime] step: ListedSumStep,
+    #[comptime] resume: bool,
     #[comptime] format: SumFormat,
     #[define(T)] _data: ElemType,
 ) {
@@ -424,18 +342,18 @@ pub fn scatter_nd_listed_sum<T: Numeric, N: Size>(
         next,
         pending_count,
         pending,
-        meta,
+        flags,
         sums,
         cursors,
         unit,
-        (first, span),
+        span,
         slice,
         &cols,
         &current,
         &mut bits,
-        step,
+        resume,
         format,
-        comptime!(None::<SumFormat>),
+        false,
     );
     if write {
         let mut values = Array::<f32>::new(GROUP_COLUMNS);
@@ -460,15 +378,14 @@ pub fn scatter_nd_listed_sum_packed<N: Size>(
     listed: &mut [u32],
     pending_count: &mut [Atomic<u32>],
     pending: &mut [u32],
-    meta: &mut [u32],
+    flags: &mut [u32],
     sums: &mut [u32],
     cursors: &mut [u32],
     slice: usize,
     groups: usize,
     units: usize,
-    first: usize,
     span: usize,
-    #[comptime] step: ListedSumStep,
+    #[comptime] resume: bool,
     #[comptime] format: SumFormat,
 ) {
     let (unit, cols, base, works) =
@@ -488,18 +405,18 @@ pub fn scatter_nd_listed_sum_packed<N: Size>(
         next,
         pending_count,
         pending,
-        meta,
+        flags,
         sums,
         cursors,
         unit,
-        (first, span),
+        span,
         slice,
         &cols,
         &current,
         &mut bits,
-        step,
+        resume,
         format,
-        comptime!(Some(format)),
+        true,
     );
     if write {
         store_fields(output, base, cols.count, &old, &bits);

@@ -21,8 +21,8 @@
 //!
 //! - **Deterministic**: a result that depends on the operands alone. `Assign` lists keep only
 //!   their latest row in index order (an atomic maximum; on CPU drivers the latest rows move in
-//!   groups of columns, `latest.rs`); float `Add` sums exactly on integer
-//!   grids with 32-bit atomics and rounds once (`scatter_nd_exact_*`, see `exact_add.rs`), or
+//!   groups of columns, `latest.rs`); float `Add` sums exactly on a fixed integer grid per
+//!   format with 32-bit atomics and rounds once (`scatter_nd_exact_*`, see `exact_add.rs`), or
 //!   with [`ScatterStrategy::ListedDeterministic`] (CPU drivers) the same sum along each
 //!   target's list of rows (`scatter_nd_listed_sum*`, see `listed_sum.rs`); float `Mul` and
 //!   `f64` `Add` sort the rows by target stably and combine each target's updates in index
@@ -56,8 +56,8 @@ mod split;
 pub use columns::GROUP_COLUMNS;
 pub use exact::SumFormat;
 pub use exact_add::{
-    EXACT_META_WORDS, EXACT_SUM_WORDS, scatter_nd_exact_clear, scatter_nd_exact_finish,
-    scatter_nd_exact_finish_packed, scatter_nd_exact_scale, scatter_nd_exact_sum,
+    scatter_nd_exact_clear, scatter_nd_exact_finish, scatter_nd_exact_finish_packed,
+    scatter_nd_exact_sum,
 };
 pub use indices::{IndexRead, scatter_nd_resolve_indices};
 pub use kernel::{
@@ -72,8 +72,8 @@ pub use launch::{
     list_buckets, scatter_strategy,
 };
 pub use listed_sum::{
-    ListedSumStep, WALK_CUBE, scatter_nd_listed_dispatch, scatter_nd_listed_sum,
-    scatter_nd_listed_sum_heads, scatter_nd_listed_sum_packed,
+    WALK_CUBE, scatter_nd_listed_dispatch, scatter_nd_listed_sum, scatter_nd_listed_sum_heads,
+    scatter_nd_listed_sum_packed,
 };
 pub use ordered::{
     SORT_RUN, scatter_nd_merge_runs, scatter_nd_ordered_f64, scatter_nd_ordered_packed,

@@ -2,6 +2,7 @@
 //! buffers, the index tuples and the layout built from plain slices, the output read back.
 
 use burn_dml_ops_kernels::KernelError;
+use burn_dml_ops_kernels::capture::Capture;
 use burn_dml_ops_kernels::scatter_nd::{
     OutOfRange, ScatterNdData, ScatterNdIndices, ScatterNdLayout, ScatterReduction,
     ScatterStrategy, launch_gather_nd, launch_scatter_nd, scatter_strategy,
@@ -94,6 +95,23 @@ impl<'a> Scatter<'a> {
             client.read_one(output).expect("read the output").to_vec(),
             ran,
         ))
+    }
+
+    /// The kernels the scatter launches, by type name, in order: built, not launched, under a
+    /// capture with the client's properties.
+    pub fn built_kernels(&self, client: &Client) -> Vec<String> {
+        let capture = Capture::open((*client.properties()).clone(), Default::default());
+        self.run(client).unwrap();
+        capture
+            .take()
+            .iter()
+            .map(|kernel| {
+                let id = format!("{:?}", kernel.id());
+                let name = id.split("type: ").nth(1).unwrap_or_default();
+                let name = name.split(',').next().unwrap_or_default();
+                name.rsplit("::").next().unwrap_or_default().to_string()
+            })
+            .collect()
     }
 }
 

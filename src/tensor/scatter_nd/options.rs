@@ -20,9 +20,9 @@ pub struct ScatterNdOptions {
     /// The result is a function of the inputs alone, the same bits on every run and every
     /// device (Flex's): with `Assign`, among duplicates the update latest in index order wins
     /// (ONNX's reference loop); float `Add` (f16, bf16, f32) sums each element's value and
-    /// updates exactly and rounds once, so it is never less accurate than adding them in index
-    /// order (exact while the terms lie within 72 binades of the largest; smaller bits are
-    /// dropped). Float `Mul` (and `f64` `Add`) combines the updates in index order, each product
+    /// updates exactly, whatever their magnitudes, and rounds once, so it is never less
+    /// accurate than adding them in index order. Float `Mul` (and `f64` `Add`) combines the
+    /// updates in index order, each product
     /// rounded once, as a loop over the rows would (NaN results are the type's canonical quiet
     /// NaN). Integer reductions and `Min`/`Max` are exact in any order already. Default `false`:
     /// faster, but float sums and products and the `Assign` winner depend on the order the

@@ -7,18 +7,16 @@ use cubecl::ir::{ElemType, FloatKind, UIntKind};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 
-use super::lists::ListsLaunch;
-use super::ordered::{Walks, group_vector};
+use super::plan::{ListsLaunch, Walks, group_vector};
 use crate::launch::elementwise_geometry;
 use crate::scatter_nd::{
-    EXACT_META_WORDS, EXACT_SUM_WORDS, GROUP_COLUMNS, ListedSumStep, SumFormat, WALK_CUBE,
-    scatter_nd_clear, scatter_nd_listed_dispatch, scatter_nd_listed_sum,
-    scatter_nd_listed_sum_heads, scatter_nd_listed_sum_packed,
+    GROUP_COLUMNS, SumFormat, WALK_CUBE, scatter_nd_clear, scatter_nd_listed_dispatch,
+    scatter_nd_listed_sum, scatter_nd_listed_sum_heads, scatter_nd_listed_sum_packed,
 };
 
-/// The most rows a listed sum's walk takes per launch on a CPU driver: it walks them twice
-/// (the columns of a group share each step).
-const CPU_SUM_SPAN: usize = 1 << 14;
+/// The most rows a listed sum's walk takes per launch on a CPU driver (the columns of a group
+/// share each step), below the 65,535 iterations its loops may run.
+const CPU_SUM_SPAN: usize = 1 << 15;
 
 /// The exact sum rounded to `format` of each target's value and updates, on data typed as
 /// `data_elem` or packed two to a word (`None`), from the lists `heads` and `next` (one per
@@ -114,31 +112,17 @@ pub(super) unsafe fn launch_listed_sum(
             BufferArg::from_raw_parts(work_count.clone(), 1),
             BufferArg::from_raw_parts(dispatch.clone(), 3),
         ));
-        let (meta_len, sum_len) = (
-            walks.capacity * GROUP_COLUMNS * EXACT_META_WORDS,
-            walks.capacity * GROUP_COLUMNS * EXACT_SUM_WORDS,
-        );
-        let meta = client.empty(meta_len * size_of::<u32>());
+        let flags_len = walks.capacity * GROUP_COLUMNS;
+        let sum_len = flags_len * format.sum_words();
+        let flags = client.empty(flags_len * size_of::<u32>());
         let sums = client.empty(sum_len * size_of::<u32>());
         let cursors = client.empty(walks.capacity * size_of::<u32>());
-        let mut steps = vec![(ListedSumStep::Start, 0)];
-        if span < rows {
-            steps.extend(
-                (span..rows)
-                    .step_by(span)
-                    .map(|first| (ListedSumStep::Observe, first)),
-            );
-            steps.extend(
-                (0..rows)
-                    .step_by(span)
-                    .map(|first| (ListedSumStep::Sum, first)),
-            );
-            steps.push((ListedSumStep::Finish, 0));
-        }
-        for (step, first) in steps {
+        // The first launch, then one per further span of rows that a walk may go on for.
+        let launches = rows.div_ceil(span).max(1);
+        for launch in 0..launches {
             // The first launch runs the units the heads pass listed and lists the walks that go
             // on; the later ones run those (the work list is then a spare pair of arguments).
-            let start = step == ListedSumStep::Start;
+            let start = launch == 0;
             let (cubes, dim) = if start {
                 (
                     CubeCount::Dynamic(dispatch.clone().binding()),
@@ -162,7 +146,7 @@ pub(super) unsafe fn launch_listed_sum(
                     work_arg(),
                 ]
             };
-            let meta = BufferArg::from_raw_parts(meta.clone(), meta_len);
+            let flags = BufferArg::from_raw_parts(flags.clone(), flags_len);
             let sums = BufferArg::from_raw_parts(sums.clone(), sum_len);
             let cursors = BufferArg::from_raw_parts(cursors.clone(), walks.capacity);
             match data_elem {
@@ -180,15 +164,14 @@ pub(super) unsafe fn launch_listed_sum(
                     listed,
                     pending_count,
                     pending,
-                    meta,
+                    flags,
                     sums,
                     cursors,
                     slice,
                     groups,
                     group_units,
-                    first,
                     span,
-                    step,
+                    !start,
                     format,
                     elem,
                 )),
@@ -206,15 +189,14 @@ pub(super) unsafe fn launch_listed_sum(
                     listed,
                     pending_count,
                     pending,
-                    meta,
+                    flags,
                     sums,
                     cursors,
                     slice,
                     groups,
                     group_units,
-                    first,
                     span,
-                    step,
+                    !start,
                     format,
                 )),
             }

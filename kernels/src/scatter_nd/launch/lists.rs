@@ -2,38 +2,23 @@
 //! element (see the [module docs](crate::scatter_nd)).
 
 use crate::capture::launch_unchecked;
-use cubecl::ir::{ElemType, FloatKind, UIntKind};
+use cubecl::ir::{ElemType, UIntKind};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 
-use super::indices::{BoundIndices, dims_arg};
+use super::exact_add::launch_exact_add;
+use super::indices::dims_arg;
 use super::listed_sum::launch_listed_sum;
-use super::ordered::{group_vector, launch_ordered, ordered_step};
+use super::ordered::{launch_ordered, ordered_step};
+use super::plan::{ListsLaunch, exact_sum_format, group_vector};
 use super::strategy::{DataBinding, selection_bits};
 use crate::launch::elementwise_geometry;
 use crate::scatter_nd::{
-    EXACT_META_WORDS, EXACT_SUM_WORDS, GROUP_COLUMNS, ReduceOp, RowLink, ScatterStrategy,
-    SumFormat, WordKind, scatter_nd_assign_latest, scatter_nd_clear, scatter_nd_combine_buckets,
-    scatter_nd_exact_clear, scatter_nd_exact_finish, scatter_nd_exact_finish_packed,
-    scatter_nd_exact_scale, scatter_nd_exact_sum, scatter_nd_link_rows, scatter_nd_reduce_lists,
+    GROUP_COLUMNS, ReduceOp, RowLink, ScatterStrategy, scatter_nd_assign_latest, scatter_nd_clear,
+    scatter_nd_combine_buckets, scatter_nd_link_rows, scatter_nd_reduce_lists,
     scatter_nd_reduce_lists_packed, scatter_nd_reduce_lists_split, scatter_nd_segment_lists,
     scatter_nd_segment_lists_packed, scatter_nd_segment_lists_split,
 };
-
-/// What the lists strategy launches over: the checked buffers and sizes of a scatter.
-pub(super) struct ListsLaunch<'a> {
-    pub output: Handle,
-    pub updates: Handle,
-    pub indices: BoundIndices,
-    pub dims: &'a [usize],
-    pub rows: usize,
-    pub slice: usize,
-    pub targets: usize,
-    pub output_len: usize,
-    pub units: usize,
-    pub index_len: usize,
-    pub address: AddressType,
-}
 
 /// Lists per target for `rows` update rows onto `targets` target slices, in the plain lists
 /// strategy (the segmented one keeps one list per target): 1, unless the rows average 16 or more
@@ -113,41 +98,6 @@ impl Segments {
         // SAFETY: `links` holds `links_len` u32, allocated above.
         unsafe { BufferArg::from_raw_parts(self.links.clone(), self.links_len) }
     }
-}
-
-/// The format of 16- and 32-bit float data held as `binding` (typed, or `f16`/`bf16` packed),
-/// which the deterministic sums and products round to; `None` for other data.
-pub(super) fn float_format(binding: DataBinding) -> Option<SumFormat> {
-    match binding {
-        DataBinding::Typed(ElemType::Float(FloatKind::F16))
-        | DataBinding::Packed {
-            kind: WordKind::F16,
-            ..
-        } => Some(SumFormat::F16),
-        DataBinding::Typed(ElemType::Float(FloatKind::BF16))
-        | DataBinding::Packed {
-            kind: WordKind::BF16,
-            ..
-        } => Some(SumFormat::BF16),
-        DataBinding::Typed(ElemType::Float(FloatKind::F32)) => Some(SumFormat::F32),
-        _ => None,
-    }
-}
-
-/// The format of the exact sum a deterministic float `Add` on data held as `binding` takes
-/// (`None`: not a 16- or 32-bit float `Add`).
-pub(super) fn exact_sum_format(binding: DataBinding, op: Option<ReduceOp>) -> Option<SumFormat> {
-    float_format(binding).filter(|_| op == Some(ReduceOp::Add))
-}
-
-/// Scratch entries of a deterministic float `Add` over `units` update elements: one per
-/// element, or as many as a magnitude buffer ([`EXACT_SUM_WORDS`] words an entry) that the
-/// runtime binds holds, and at most 2^23 (320 MiB in all); the steps then run once per range
-/// of head positions.
-fn exact_entries(client: &Client, units: usize) -> usize {
-    let bytes = crate::capture::properties(client).memory.max_page_size;
-    let fit = usize::try_from(bytes).unwrap_or(usize::MAX) / (EXACT_SUM_WORDS * 4);
-    units.min(fit).clamp(1, 1 << 23)
 }
 
 /// The lists strategy: clear the heads, link the rows, reduce each list (and, with several
@@ -305,122 +255,8 @@ pub(super) unsafe fn launch_lists(
             return;
         }
         if let Some(format) = exact_sum_format(binding, op).filter(|_| deterministic) {
-            let entries = exact_entries(client, units);
-            let (meta_len, sum_len) = (entries * EXACT_META_WORDS, entries * EXACT_SUM_WORDS);
-            let meta = client.empty(meta_len * size_of::<u32>());
-            let sums = [(); 2].map(|_| client.empty(sum_len * size_of::<u32>()));
-            let meta_arg = || BufferArg::from_raw_parts(meta.clone(), meta_len);
-            let sum_arg = |sign: usize| BufferArg::from_raw_parts(sums[sign].clone(), sum_len);
-            let (packed, data_elem, data_len, update_len) = match binding {
-                DataBinding::Typed(elem) => (None, elem, output_len, units),
-                _ => (
-                    Some(format),
-                    ElemType::UInt(UIntKind::U32),
-                    output_len.div_ceil(2),
-                    units.div_ceil(2),
-                ),
-            };
-            let output_arg = || BufferArg::from_raw_parts(output.clone(), data_len);
-            let updates_arg = || BufferArg::from_raw_parts(updates.clone(), update_len);
-            let cubes = || element_cubes.clone();
-            // Each range of head positions runs the four steps with the same scratch.
-            for first in (0..units).step_by(entries) {
-                launch_unchecked!(scatter_nd_exact_clear(
-                    client,
-                    cubes(),
-                    element_dim,
-                    *address,
-                    meta_arg(),
-                    sum_arg(0),
-                    sum_arg(1),
-                    heads_arg(),
-                    next_arg(),
-                    targets_arg(),
-                    slice,
-                    units,
-                    first,
-                    entries,
-                ));
-                launch_unchecked!(scatter_nd_exact_scale(
-                    client,
-                    cubes(),
-                    element_dim,
-                    *address,
-                    meta_arg(),
-                    output_arg(),
-                    updates_arg(),
-                    heads_arg(),
-                    next_arg(),
-                    targets_arg(),
-                    slice,
-                    units,
-                    first,
-                    entries,
-                    packed,
-                    data_elem,
-                ));
-                launch_unchecked!(scatter_nd_exact_sum(
-                    client,
-                    cubes(),
-                    element_dim,
-                    *address,
-                    meta_arg(),
-                    sum_arg(0),
-                    sum_arg(1),
-                    updates_arg(),
-                    heads_arg(),
-                    next_arg(),
-                    targets_arg(),
-                    slice,
-                    units,
-                    first,
-                    entries,
-                    packed,
-                    data_elem,
-                ));
-                if packed.is_some() {
-                    launch_unchecked!(scatter_nd_exact_finish_packed(
-                        client,
-                        cubes(),
-                        element_dim,
-                        *address,
-                        output_arg(),
-                        meta_arg(),
-                        sum_arg(0),
-                        sum_arg(1),
-                        updates_arg(),
-                        heads_arg(),
-                        next_arg(),
-                        targets_arg(),
-                        slice,
-                        units,
-                        first,
-                        entries,
-                        format,
-                    ));
-                } else {
-                    launch_unchecked!(scatter_nd_exact_finish(
-                        client,
-                        cubes(),
-                        element_dim,
-                        *address,
-                        output_arg(),
-                        meta_arg(),
-                        sum_arg(0),
-                        sum_arg(1),
-                        updates_arg(),
-                        heads_arg(),
-                        next_arg(),
-                        targets_arg(),
-                        slice,
-                        units,
-                        first,
-                        entries,
-                        format,
-                        data_elem,
-                    ));
-                }
-            }
+            let packed = !matches!(binding, DataBinding::Typed(_));
+            launch_exact_add(client, lists, [&heads, &next, &row_targets], format, packed);
             return;
         }
         match binding {

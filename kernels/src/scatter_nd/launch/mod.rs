@@ -1,10 +1,12 @@
 //! Host-side launch over raw CubeCL handles.
 
 mod checks;
+mod exact_add;
 mod indices;
 mod listed_sum;
 mod lists;
 mod ordered;
+mod plan;
 mod strategy;
 
 use crate::capture::launch_unchecked;
@@ -20,9 +22,10 @@ pub use self::strategy::{
 
 use self::checks::{Sizes, sizes};
 use self::indices::{BoundIndices, bound_indices, check_indices, dims_arg};
-use self::lists::{ListsLaunch, exact_sum_format, launch_lists};
+use self::lists::launch_lists;
 use self::ordered::ordered_step;
-use self::strategy::{DataBinding, atomic_supports, data_binding};
+use self::plan::{ListsLaunch, exact_sum_format};
+use self::strategy::{DataBinding, atomic_supports, data_binding, deterministic_binding};
 use crate::KernelError;
 use crate::launch::{elementwise_geometry, require_len, require_word_aligned};
 use crate::scatter_nd::{
@@ -201,11 +204,17 @@ pub fn launch_scatter_nd(
 
     // Assign only moves bits: bools run as the unsigned type of their width. A signed `Add` or
     // `Mul` computes in the unsigned type of its width (`compute_elem`). Data the runtime cannot
-    // bind (or compute with) is held in 32-bit words (`data_in_words`).
-    let binding = data_binding(client, data_elem, reduction)?;
+    // bind (or compute with) is held in 32-bit words (`data_in_words`), and so are 16-bit
+    // floats in a deterministic `Add` or `Mul` (`deterministic_binding`).
     let op = match reduction {
         ScatterReduction::Assign => None,
         ScatterReduction::Reduce(op) => Some(op),
+    };
+    let binding = data_binding(client, data_elem, reduction)?;
+    let binding = if strategy.is_deterministic() {
+        deterministic_binding(binding, data_elem, op)
+    } else {
+        binding
     };
     let valid = match (strategy, binding, op) {
         (ScatterStrategy::Store, DataBinding::Typed(_), None) => true,

@@ -1,19 +1,17 @@
 //! The deterministic walks along rows sorted by target, stably: float `Mul` and `f64` `Add`
-//! combine each target's updates in index order (see `scatter_nd/ordered.rs`); and the bounds
-//! of walks on CPU drivers ([`Walks`]), which the listed sums share.
+//! combine each target's updates in index order (see `scatter_nd/ordered.rs`).
 
 use crate::capture::launch_unchecked;
 use cubecl::ir::{ElemType, FloatKind};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 
-use super::lists::{ListsLaunch, float_format};
+use super::plan::{ListsLaunch, Walks, float_format, group_vector};
 use super::strategy::DataBinding;
-use crate::launch::{elementwise_geometry, has_planes, vector_size_for};
+use crate::launch::elementwise_geometry;
 use crate::scatter_nd::{
-    GROUP_COLUMNS, ReduceOp, SORT_RUN, SumFormat, WALK_CUBE, scatter_nd_clear,
-    scatter_nd_merge_runs, scatter_nd_ordered_f64, scatter_nd_ordered_packed,
-    scatter_nd_ordered_product, scatter_nd_sort_runs,
+    GROUP_COLUMNS, ReduceOp, SORT_RUN, SumFormat, scatter_nd_merge_runs, scatter_nd_ordered_f64,
+    scatter_nd_ordered_packed, scatter_nd_ordered_product, scatter_nd_sort_runs,
 };
 
 /// Which walk a deterministic reduction takes to combine in index order.
@@ -47,21 +45,6 @@ pub(super) fn ordered_step(binding: DataBinding, op: Option<ReduceOp>) -> Option
 /// The most rows one walk takes per launch on a runtime without plane operations (a CPU
 /// driver, whose shader loops stop after 65,535 iterations in all); elsewhere one launch.
 const CPU_SPAN: usize = 1 << 15;
-
-/// The lanes of the vectors a group of columns moves in (see `scatter_nd/columns.rs`) for data
-/// of `data_elem` (`None`: 16-bit floats packed two to a 32-bit lane), `slice` elements a row:
-/// the most, up to four, that the runtime favours and whose vectors tile the slice.
-pub(super) fn group_vector(client: &Client, data_elem: Option<ElemType>, slice: usize) -> usize {
-    let (bytes, per_lane) = match data_elem {
-        Some(elem) => (elem.size(), 1),
-        None => (4, 2),
-    };
-    let widest = vector_size_for(client, &[bytes]).min(4);
-    [4, 2, 1]
-        .into_iter()
-        .find(|&lanes| lanes <= widest && slice.is_multiple_of(lanes * per_lane))
-        .unwrap_or(1)
-}
 
 /// The rows sorted by target, stably (`row_targets`: `rows` targets or the skip marker), in a
 /// new buffer of `rows` u32.
@@ -111,81 +94,6 @@ unsafe fn sort_rows(
         }
     }
     orders[sorted].clone()
-}
-
-/// The walks' bounds: at most `span` rows per launch (all of them on runtimes with plane
-/// operations; CPU drivers stop a shader's loops after 65,535 iterations in all, so there
-/// `cpu_span`), and the list of walks that go on past the first launch: a walk longer than
-/// `span` has more than `span` rows, so at most `rows / span` targets have one, each with
-/// `per_row` units (columns, or groups of them): `capacity` of them. Their count starts at
-/// zero wherever one can go on.
-pub(super) struct Walks {
-    pub span: usize,
-    pub capacity: usize,
-    count: Handle,
-    list: Handle,
-}
-
-impl Walks {
-    /// # Safety
-    ///
-    /// `address` fits the launch.
-    pub unsafe fn new(
-        client: &Client,
-        rows: usize,
-        per_row: usize,
-        cpu_span: usize,
-        address: AddressType,
-    ) -> Self {
-        let span = if has_planes(client) { rows } else { cpu_span };
-        let capacity = (rows / span * per_row).max(1);
-        let walks = Self {
-            span,
-            capacity,
-            count: client.empty(size_of::<u32>()),
-            list: client.empty(capacity * size_of::<u32>()),
-        };
-        if span < rows {
-            let (cubes, dim) = elementwise_geometry(client, 1);
-            // SAFETY: `count` holds one u32; the unit guards itself against 1.
-            unsafe {
-                launch_unchecked!(scatter_nd_clear(
-                    client,
-                    cubes,
-                    dim,
-                    address,
-                    BufferArg::from_raw_parts(walks.count.clone(), 1),
-                    1,
-                ));
-            }
-        }
-        walks
-    }
-
-    /// The geometry of a launch over every unit, or with `resume` over the listed ones, in
-    /// small cubes ([`WALK_CUBE`] units) so that a few long walks spread over a CPU driver's
-    /// threads (one per cube).
-    pub fn geometry(&self, client: &Client, units: usize, resume: bool) -> (CubeCount, CubeDim) {
-        if resume {
-            let dim = CubeDim::new_1d(WALK_CUBE);
-            (
-                cubecl::calculate_cube_count_elemwise(client, self.capacity, dim),
-                dim,
-            )
-        } else {
-            elementwise_geometry(client, units)
-        }
-    }
-
-    pub fn count_arg(&self) -> BufferArg {
-        // SAFETY: `count` holds one u32, allocated above.
-        unsafe { BufferArg::from_raw_parts(self.count.clone(), 1) }
-    }
-
-    pub fn list_arg(&self) -> BufferArg {
-        // SAFETY: `list` holds `capacity` u32, allocated above.
-        unsafe { BufferArg::from_raw_parts(self.list.clone(), self.capacity) }
-    }
 }
 
 /// Sorts the rows of `lists` by their targets (`row_targets`, written by the link step) and

@@ -213,6 +213,26 @@ pub(super) fn data_binding(
     }
 }
 
+/// How a deterministic float `Add` or `Mul` holds data of `elem` that [`data_binding`] binds
+/// as `binding`: 16-bit floats as their bits, two to a 32-bit word, wherever the runtime binds
+/// them, since a runtime's conversion between them and `f32` may change a NaN's payload or
+/// flush a subnormal, and the kernels promise Flex's bits; other data as `binding`.
+pub(super) fn deterministic_binding(
+    binding: DataBinding,
+    elem: ElemType,
+    op: Option<ReduceOp>,
+) -> DataBinding {
+    let kind = match elem {
+        ElemType::Float(FloatKind::F16) => WordKind::F16,
+        ElemType::Float(FloatKind::BF16) => WordKind::BF16,
+        _ => return binding,
+    };
+    match op {
+        Some(ReduceOp::Add | ReduceOp::Mul) => DataBinding::Packed { bits: 16, kind },
+        _ => binding,
+    }
+}
+
 /// The type a reduction `op` computes in for data of `elem`: the unsigned type of the same
 /// width for a signed `Add` or `Mul` (the same two's-complement bits, and unsigned arithmetic
 /// wraps on every runtime, where signed overflow is undefined behaviour in CUDA's C++), `elem`

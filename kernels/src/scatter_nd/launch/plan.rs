@@ -1,0 +1,143 @@
+//! What every lists method shares, at the bottom of the launchers: the checked launch
+//! ([`ListsLaunch`]), the float formats the deterministic kernels round to, the vectors a group
+//! of columns moves in, and the bounds of walks on CPU drivers ([`Walks`]).
+
+use crate::capture::launch_unchecked;
+use cubecl::ir::{ElemType, FloatKind};
+use cubecl::prelude::*;
+use cubecl::server::Handle;
+
+use super::indices::BoundIndices;
+use super::strategy::DataBinding;
+use crate::launch::{elementwise_geometry, has_planes, vector_size_for};
+use crate::scatter_nd::{ReduceOp, SumFormat, WALK_CUBE, WordKind, scatter_nd_clear};
+
+/// What the lists strategy launches over: the checked buffers and sizes of a scatter.
+pub(super) struct ListsLaunch<'a> {
+    pub output: Handle,
+    pub updates: Handle,
+    pub indices: BoundIndices,
+    pub dims: &'a [usize],
+    pub rows: usize,
+    pub slice: usize,
+    pub targets: usize,
+    pub output_len: usize,
+    pub units: usize,
+    pub index_len: usize,
+    pub address: AddressType,
+}
+
+/// The format of 16- and 32-bit float data held as `binding` (typed, or `f16`/`bf16` packed),
+/// which the deterministic sums and products round to; `None` for other data.
+pub(super) fn float_format(binding: DataBinding) -> Option<SumFormat> {
+    match binding {
+        DataBinding::Typed(ElemType::Float(FloatKind::F16))
+        | DataBinding::Packed {
+            kind: WordKind::F16,
+            ..
+        } => Some(SumFormat::F16),
+        DataBinding::Typed(ElemType::Float(FloatKind::BF16))
+        | DataBinding::Packed {
+            kind: WordKind::BF16,
+            ..
+        } => Some(SumFormat::BF16),
+        DataBinding::Typed(ElemType::Float(FloatKind::F32)) => Some(SumFormat::F32),
+        _ => None,
+    }
+}
+
+/// The format of the exact sum a deterministic float `Add` on data held as `binding` takes
+/// (`None`: not a 16- or 32-bit float `Add`).
+pub(super) fn exact_sum_format(binding: DataBinding, op: Option<ReduceOp>) -> Option<SumFormat> {
+    float_format(binding).filter(|_| op == Some(ReduceOp::Add))
+}
+
+/// The lanes of the vectors a group of columns moves in (see `scatter_nd/columns.rs`) for data
+/// of `data_elem` (`None`: 16-bit floats packed two to a 32-bit lane), `slice` elements a row:
+/// the most, up to four, that the runtime favours and whose vectors tile the slice.
+pub(super) fn group_vector(client: &Client, data_elem: Option<ElemType>, slice: usize) -> usize {
+    let (bytes, per_lane) = match data_elem {
+        Some(elem) => (elem.size(), 1),
+        None => (4, 2),
+    };
+    let widest = vector_size_for(client, &[bytes]).min(4);
+    [4, 2, 1]
+        .into_iter()
+        .find(|&lanes| lanes <= widest && slice.is_multiple_of(lanes * per_lane))
+        .unwrap_or(1)
+}
+
+/// The walks' bounds: at most `span` rows per launch (all of them on runtimes with plane
+/// operations; CPU drivers stop a shader's loops after 65,535 iterations in all, so there
+/// `cpu_span`), and the list of walks that go on past the first launch: a walk longer than
+/// `span` has more than `span` rows, so at most `rows / span` targets have one, each with
+/// `per_row` units (columns, or groups of them): `capacity` of them. Their count starts at
+/// zero wherever one can go on.
+pub(super) struct Walks {
+    pub span: usize,
+    pub capacity: usize,
+    count: Handle,
+    list: Handle,
+}
+
+impl Walks {
+    /// # Safety
+    ///
+    /// `address` fits the launch.
+    pub unsafe fn new(
+        client: &Client,
+        rows: usize,
+        per_row: usize,
+        cpu_span: usize,
+        address: AddressType,
+    ) -> Self {
+        let span = if has_planes(client) { rows } else { cpu_span };
+        let capacity = (rows / span * per_row).max(1);
+        let walks = Self {
+            span,
+            capacity,
+            count: client.empty(size_of::<u32>()),
+            list: client.empty(capacity * size_of::<u32>()),
+        };
+        if span < rows {
+            let (cubes, dim) = elementwise_geometry(client, 1);
+            // SAFETY: `count` holds one u32; the unit guards itself against 1.
+            unsafe {
+                launch_unchecked!(scatter_nd_clear(
+                    client,
+                    cubes,
+                    dim,
+                    address,
+                    BufferArg::from_raw_parts(walks.count.clone(), 1),
+                    1,
+                ));
+            }
+        }
+        walks
+    }
+
+    /// The geometry of a launch over every unit, or with `resume` over the listed ones, in
+    /// small cubes ([`WALK_CUBE`] units) so that a few long walks spread over a CPU driver's
+    /// threads (one per cube).
+    pub fn geometry(&self, client: &Client, units: usize, resume: bool) -> (CubeCount, CubeDim) {
+        if resume {
+            let dim = CubeDim::new_1d(WALK_CUBE);
+            (
+                cubecl::calculate_cube_count_elemwise(client, self.capacity, dim),
+                dim,
+            )
+        } else {
+            elementwise_geometry(client, units)
+        }
+    }
+
+    pub fn count_arg(&self) -> BufferArg {
+        // SAFETY: `count` holds one u32, allocated above.
+        unsafe { BufferArg::from_raw_parts(self.count.clone(), 1) }
+    }
+
+    pub fn list_arg(&self) -> BufferArg {
+        // SAFETY: `list` holds `capacity` u32, allocated above.
+        unsafe { BufferArg::from_raw_parts(self.list.clone(), self.capacity) }
+    }
+}
