@@ -20,6 +20,13 @@ pub struct NonZeroCoordinates {
     /// Shape `[numel, N]`: row `i < count` holds the coordinates of the `i`-th non-zero element
     /// in ascending row-major order; the other rows are padding (unspecified, or the `fill` of
     /// [`NonZeroOptions`]).
+    ///
+    /// Unspecified padding is any bits, so never index with the whole tensor: Burn's
+    /// `gather_nd` does not check its indices, and garbage coordinates read outside the
+    /// tensor (a device fault on CUDA, wrong values on wgpu). For a gather, ask for
+    /// `fill: Some(0)` (the padding rows then read element 0), or use
+    /// [`CompressExt::compress`](crate::CompressExt::compress), which gathers the
+    /// selected elements itself.
     pub coordinates: Tensor<2, Int>,
 }
 
