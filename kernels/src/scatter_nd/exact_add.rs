@@ -110,8 +110,8 @@ pub(super) fn widen(bits: u32, #[comptime] format: SumFormat) -> f32 {
 
 /// Step 1: zeroes the scratch entry of each head row's element whose list has several rows.
 /// Scratch per entry lies in three buffers, so that none is larger than a binding allows:
-/// `flags` holds one word (see [`observe`]), `positive` and `negative` the magnitudes
-/// ([`SumFormat::sum_words`] words each, least significant first).
+/// `flags` holds one word (the special values seen, see `exact.rs`), `positive` and `negative`
+/// the magnitudes ([`SumFormat::sum_words`] words each, least significant first).
 #[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn scatter_nd_exact_clear(
     flags: &mut [u32],
