@@ -6,7 +6,7 @@
 
 mod common;
 
-use burn::tensor::{DType, Device, TensorData};
+use burn::tensor::{DType, Device, Distribution, Int, Tensor, TensorData};
 use burn_dml_ops::prelude::*;
 use common::scatter::{data, fit, scatter, values};
 use common::*;
@@ -775,6 +775,45 @@ fn mul_at_the_edges_of_every_format() {
                 "{case}: the signs, zeros included"
             );
         }
+    }
+}
+
+/// Operands made on the device, as a model feeds them: random data, updates from a fused chain
+/// with a comparison (large terms that cancel beside small ones, zeros where it says), index
+/// tuples from integer arithmetic. Deterministic `Add` and `Assign` give the bits Flex gives
+/// for the same operands read back.
+#[test]
+fn device_made_operands_give_flex_bits() {
+    let Some(device) = gpu() else { return };
+    let (targets, slice, rows) = (13usize, 8usize, 2000usize);
+    let input = Tensor::<2>::random([targets, slice], Distribution::Uniform(-1.0, 1.0), &device);
+    let noise = Tensor::<2>::random([rows, slice], Distribution::Normal(0.0, 1e3), &device);
+    let updates = noise
+        .clone()
+        .mul_scalar(3.0)
+        .add_scalar(0.25)
+        .mask_fill(noise.lower_elem(-1e3), 0.0);
+    let indices = Tensor::<1, Int>::arange(0..rows as i64, &device)
+        .mul_scalar(5)
+        .remainder_scalar(targets as i64)
+        .reshape([rows, 1]);
+    let host = flex();
+    for reduction in [Reduction::Add, Reduction::Assign] {
+        let options = deterministic(reduction);
+        let ours = input
+            .clone()
+            .try_scatter_nd(indices.clone(), updates.clone(), options.clone())
+            .unwrap()
+            .into_data();
+        let expected = Tensor::<2>::from_data(input.to_data(), &host)
+            .try_scatter_nd(
+                Tensor::<2, Int>::from_data(indices.to_data(), &host),
+                Tensor::<2>::from_data(updates.to_data(), &host),
+                options,
+            )
+            .unwrap()
+            .into_data();
+        assert_eq!(bits(&ours), bits(&expected), "{reduction:?} on {device:?}");
     }
 }
 
