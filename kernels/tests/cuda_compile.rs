@@ -41,7 +41,7 @@ use common::{INTEGERS, WIDTHS};
 use cuda::{CapturedSource, Nvrtc, Resources, Types, sm90_properties};
 
 /// Every `#[cube(launch_unchecked)]` kernel function of the crate.
-const KERNELS: [&str; 40] = [
+const KERNELS: [&str; 39] = [
     "bit_count_kernel",
     "bit_count_words_kernel",
     "compress_gather_packed",
@@ -61,7 +61,6 @@ const KERNELS: [&str; 40] = [
     "scatter_nd_combine_buckets",
     "scatter_nd_exact_clear",
     "scatter_nd_exact_finish",
-    "scatter_nd_exact_finish_packed",
     "scatter_nd_exact_sum",
     "scatter_nd_gather",
     "scatter_nd_gather_packed",
@@ -374,7 +373,6 @@ fn every_kernel(client: &Client) -> BTreeMap<String, CapturedSource> {
                 "scatter_nd_combine_buckets",
                 "scatter_nd_exact_clear",
                 "scatter_nd_exact_finish",
-                "scatter_nd_exact_finish_packed",
                 "scatter_nd_exact_sum",
                 "scatter_nd_sort_runs",
                 "scatter_nd_merge_runs",

@@ -906,8 +906,9 @@ fn deterministic_16_bit_floats_move_bits() {
                 };
                 let kernels = scatter.built_kernels(&client);
                 let packed = match op {
+                    // Reads and writes 32-bit words only, whatever the format.
                     ReduceOp::Add if strategy == ScatterStrategy::Deterministic => {
-                        "ScatterNdExactFinishPacked"
+                        "ScatterNdExactFinish"
                     }
                     ReduceOp::Add => "ScatterNdListedSumPacked",
                     _ => "ScatterNdOrderedPacked",

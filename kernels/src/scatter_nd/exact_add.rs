@@ -10,7 +10,7 @@
 //! 2. [`scatter_nd_exact_sum`]: every update on its format's fixed grid, added to a magnitude
 //!    with 32-bit atomic adds whose carries are added to the word above, and its special values
 //!    ORed into the entry's flags (integer sums and ORs are order-free);
-//! 3. [`scatter_nd_exact_finish`] (or its packed form): each head adds the current value and
+//! 3. [`scatter_nd_exact_finish`]: each head adds the current value and
 //!    rounds. A target with one row skips the scratch: its head sums the two terms alone.
 //!
 //! No unit walks a list, so no chain of dependent loads grows with the duplication, and every
@@ -70,24 +70,32 @@ fn role(
     role
 }
 
-/// The `f32` bits of element `index` of `buffer`: typed data, or with `packed` two 16-bit
-/// fields of that format to a `u32` word.
+/// Where element `index` of `format` lies in 32-bit words: its word, the shift of its field and
+/// the field's mask (`f32`: the whole word; `f16`/`bf16`: two fields to a word).
 #[cube]
-pub(super) fn term_at<T: Numeric>(
-    buffer: &[T],
-    index: usize,
-    #[comptime] packed: Option<SumFormat>,
-) -> u32 {
-    let mut bits = 0u32;
-    if comptime!(packed.is_some()) {
-        let word = u32::cast_from(buffer[index / 2usize]);
-        let half = (word >> (((index % 2usize) as u32) * 16u32)) & 0xFFFFu32;
-        bits = u32::reinterpret(widen(half, comptime!(packed.unwrap_or(SumFormat::F16))));
-    }
-    if comptime!(packed.is_none()) {
-        bits = typed_term::<T>(buffer[index]);
-    }
-    bits
+fn field_of(index: usize, #[comptime] format: SumFormat) -> (usize, u32, u32) {
+    let per_word = comptime!(if format == SumFormat::F32 {
+        1usize
+    } else {
+        2usize
+    });
+    let mask = comptime!(if format == SumFormat::F32 {
+        0xFFFF_FFFFi64
+    } else {
+        0xFFFFi64
+    });
+    (
+        index / per_word,
+        ((index % per_word) as u32) * 16u32,
+        u32::new(mask),
+    )
+}
+
+/// The `f32` bits of element `index` of `format` in `words` (see [`field_of`]).
+#[cube]
+fn term_at(words: &[u32], index: usize, #[comptime] format: SumFormat) -> u32 {
+    let (word, shift, mask) = field_of(index, format);
+    u32::reinterpret(widen((words[word] >> shift) & mask, format))
 }
 
 /// The `f32` bits of a typed element (`f16` and `bf16` widen exactly).
@@ -175,11 +183,11 @@ fn atomic_add_words(
 
 /// Step 2: adds the update to its entry (targets with several rows).
 #[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
-pub fn scatter_nd_exact_sum<T: Numeric>(
+pub fn scatter_nd_exact_sum(
     flags: &mut [Atomic<u32>],
     positive: &mut [Atomic<u32>],
     negative: &mut [Atomic<u32>],
-    updates: &[T],
+    updates: &[u32],
     heads: &[u32],
     next: &[u32],
     targets: &[u32],
@@ -188,8 +196,6 @@ pub fn scatter_nd_exact_sum<T: Numeric>(
     first: usize,
     entries: usize,
     #[comptime] format: SumFormat,
-    #[comptime] packed: bool,
-    #[define(T)] _data: ElemType,
 ) {
     let position = ABSOLUTE_POS;
     if position >= units {
@@ -199,7 +205,7 @@ pub fn scatter_nd_exact_sum<T: Numeric>(
     if !role.active || role.sole {
         terminate!();
     }
-    let term = term_at::<T>(updates, position, comptime!(packed.then_some(format)));
+    let term = term_at(updates, position, format);
     let seen = observe(0u32, term);
     // Most terms bring no flag the entry lacks: a load, not an atomic.
     if (flags[role.entry].load() & seen) != seen {
@@ -254,44 +260,11 @@ fn finished_bits(
     round_sum(&positive, &negative, seen, format)
 }
 
-/// Step 3, typed data: each head row's unit writes its target element's rounded sum.
+/// Step 3: each head row's unit writes its target element's rounded sum, as bits: for
+/// `f16`/`bf16` two to a word it XORs the change of its field into the word, which leaves the
+/// other field as its own unit sets it.
 #[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
-pub fn scatter_nd_exact_finish<T: Numeric>(
-    output: &mut [T],
-    flags: &[u32],
-    positive: &[u32],
-    negative: &[u32],
-    updates: &[T],
-    heads: &[u32],
-    next: &[u32],
-    targets: &[u32],
-    slice: usize,
-    units: usize,
-    first: usize,
-    entries: usize,
-    #[comptime] format: SumFormat,
-    #[define(T)] _data: ElemType,
-) {
-    let position = ABSOLUTE_POS;
-    if position >= units {
-        terminate!();
-    }
-    let role = role(heads, next, targets, position, slice, first, entries);
-    if !role.active || !role.head {
-        terminate!();
-    }
-    let current = typed_term::<T>(output[role.element]);
-    let update = typed_term::<T>(updates[position]);
-    let bits = finished_bits(
-        flags, positive, negative, role.entry, role.sole, current, update, format,
-    );
-    output[role.element] = T::cast_from(widen(bits, format));
-}
-
-/// Step 3 for `f16`/`bf16` packed two to a `u32` word: the head's unit XORs the change of its
-/// field into the word, which leaves the other field as its own unit sets it.
-#[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
-pub fn scatter_nd_exact_finish_packed(
+pub fn scatter_nd_exact_finish(
     output: &mut [Atomic<u32>],
     flags: &[u32],
     positive: &[u32],
@@ -314,12 +287,11 @@ pub fn scatter_nd_exact_finish_packed(
     if !role.active || !role.head {
         terminate!();
     }
-    let word = role.element / 2usize;
-    let shift = ((role.element % 2usize) as u32) * 16u32;
+    let (word, shift, mask) = field_of(role.element, format);
     // Only this unit writes this field, so the load sees its final input bits.
-    let old = (output[word].load() >> shift) & 0xFFFFu32;
+    let old = (output[word].load() >> shift) & mask;
     let current = u32::reinterpret(widen(old, format));
-    let update = term_at::<u32>(updates, position, comptime!(Some(format)));
+    let update = term_at(updates, position, format);
     let bits = finished_bits(
         flags, positive, negative, role.entry, role.sole, current, update, format,
     );

@@ -55,10 +55,7 @@ mod split;
 
 pub use columns::GROUP_COLUMNS;
 pub use exact::SumFormat;
-pub use exact_add::{
-    scatter_nd_exact_clear, scatter_nd_exact_finish, scatter_nd_exact_finish_packed,
-    scatter_nd_exact_sum,
-};
+pub use exact_add::{scatter_nd_exact_clear, scatter_nd_exact_finish, scatter_nd_exact_sum};
 pub use indices::{IndexRead, scatter_nd_resolve_indices};
 pub use kernel::{
     ReduceOp, RowLink, scatter_nd_assign, scatter_nd_atomic, scatter_nd_clear,

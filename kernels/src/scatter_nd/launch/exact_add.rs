@@ -3,15 +3,13 @@
 //! holds.
 
 use crate::capture::launch_unchecked;
-use cubecl::ir::{ElemType, FloatKind, UIntKind};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 
 use super::plan::ListsLaunch;
 use crate::launch::elementwise_geometry;
 use crate::scatter_nd::{
-    SumFormat, scatter_nd_exact_clear, scatter_nd_exact_finish, scatter_nd_exact_finish_packed,
-    scatter_nd_exact_sum,
+    SumFormat, scatter_nd_exact_clear, scatter_nd_exact_finish, scatter_nd_exact_sum,
 };
 
 /// Scratch entries of a deterministic float `Add` over `units` update elements: one per
@@ -23,9 +21,9 @@ fn exact_entries(client: &Client, units: usize, words: usize) -> usize {
     units.min(fit).clamp(1, 1 << 23)
 }
 
-/// The exact sum rounded to `format` of each target's value and updates, on `f32` data or,
-/// with `packed`, 16-bit floats two to a word, from the lists `heads` and `next` (one per
-/// target, linked by `scatter_nd_link_rows`) and the rows' targets.
+/// The exact sum rounded to `format` of each target's value and updates, the data read and
+/// written as 32-bit words (`f32` one to a word, 16-bit floats two), from the lists `heads`
+/// and `next` (one per target, linked by `scatter_nd_link_rows`) and the rows' targets.
 ///
 /// # Safety
 ///
@@ -37,7 +35,6 @@ pub(super) unsafe fn launch_exact_add(
     lists: &ListsLaunch,
     [heads, next, row_targets]: [&Handle; 3],
     format: SumFormat,
-    packed: bool,
 ) {
     let ListsLaunch {
         output,
@@ -56,11 +53,9 @@ pub(super) unsafe fn launch_exact_add(
     let sum_len = entries * words;
     let flags = client.empty(entries * size_of::<u32>());
     let sums = [(); 2].map(|_| client.empty(sum_len * size_of::<u32>()));
-    let (data_elem, data_len, update_len) = if packed {
-        let word = ElemType::UInt(UIntKind::U32);
-        (word, output_len.div_ceil(2), units.div_ceil(2))
-    } else {
-        (ElemType::Float(FloatKind::F32), *output_len, units)
+    let (data_len, update_len) = match format {
+        SumFormat::F32 => (*output_len, units),
+        _ => (output_len.div_ceil(2), units.div_ceil(2)),
     };
     let (cubes, dim) = elementwise_geometry(client, units);
     // SAFETY (every launch): the scratch holds `entries` flags and `sum_len` words per sign;
@@ -110,51 +105,26 @@ pub(super) unsafe fn launch_exact_add(
                 first,
                 entries,
                 format,
-                packed,
-                data_elem,
             ));
-            if packed {
-                launch_unchecked!(scatter_nd_exact_finish_packed(
-                    client,
-                    cubes.clone(),
-                    dim,
-                    address,
-                    output_arg(),
-                    flags_arg(),
-                    sum_arg(0),
-                    sum_arg(1),
-                    updates_arg(),
-                    heads_arg(),
-                    next_arg(),
-                    targets_arg(),
-                    slice,
-                    units,
-                    first,
-                    entries,
-                    format,
-                ));
-            } else {
-                launch_unchecked!(scatter_nd_exact_finish(
-                    client,
-                    cubes.clone(),
-                    dim,
-                    address,
-                    output_arg(),
-                    flags_arg(),
-                    sum_arg(0),
-                    sum_arg(1),
-                    updates_arg(),
-                    heads_arg(),
-                    next_arg(),
-                    targets_arg(),
-                    slice,
-                    units,
-                    first,
-                    entries,
-                    format,
-                    data_elem,
-                ));
-            }
+            launch_unchecked!(scatter_nd_exact_finish(
+                client,
+                cubes.clone(),
+                dim,
+                address,
+                output_arg(),
+                flags_arg(),
+                sum_arg(0),
+                sum_arg(1),
+                updates_arg(),
+                heads_arg(),
+                next_arg(),
+                targets_arg(),
+                slice,
+                units,
+                first,
+                entries,
+                format,
+            ));
         }
     }
 }

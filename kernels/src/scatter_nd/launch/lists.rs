@@ -255,8 +255,7 @@ pub(super) unsafe fn launch_lists(
             return;
         }
         if let Some(format) = exact_sum_format(binding, op).filter(|_| deterministic) {
-            let packed = !matches!(binding, DataBinding::Typed(_));
-            launch_exact_add(client, lists, [&heads, &next, &row_targets], format, packed);
+            launch_exact_add(client, lists, [&heads, &next, &row_targets], format);
             return;
         }
         match binding {
