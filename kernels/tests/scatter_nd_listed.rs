@@ -3,17 +3,18 @@
 //! units it finishes with the hardware's add and which it lists for the exact walks, per group
 //! of columns, with a slice read in vectors of four and one read element by element), and
 //! `Assign` of the latest rows (`scatter_nd_assign_latest`) against the GPUs' strategy and a
-//! host loop.
+//! host loop; float `Add` at the edges of `f32` by both strategies.
 
 mod common;
 
 use burn_dml_ops_kernels::scatter_nd::{
-    GROUP_COLUMNS, ScatterReduction, ScatterStrategy, scatter_nd_listed_sum_heads,
+    GROUP_COLUMNS, ReduceOp, ScatterReduction, ScatterStrategy, scatter_nd_listed_sum_heads,
 };
 use common::scatter::Scatter;
 use common::{GUARD_BYTE, bytes, client};
 use cubecl::ir::{ElemType, FloatKind, IntKind, UIntKind};
 use cubecl::prelude::*;
+use proptest::prelude::*;
 
 /// A row's target the link step marks as out of range.
 const SKIPPED: u32 = u32::MAX;
@@ -313,5 +314,250 @@ fn assign_keeps_the_latest_row_by_both_strategies() {
                 );
             }
         }
+    }
+}
+
+/// Deterministic f32 `Add` by both strategies at the edges of the format, with more than 256
+/// rows, so that the GPUs' strategy cuts the lists into segments: sole rows whose pair the
+/// hardware adds exactly and those it must not (subnormal operands and sums, zero sums of
+/// either sign, overflow, infinities, a NaN with a payload) give IEEE's sum, a NaN the
+/// canonical one; hot targets whose rows mix magnitudes from the subnormals to cancelling
+/// maxima, with an infinity, both infinities or a NaN somewhere along the list, give the same
+/// bits by both strategies.
+#[test]
+fn float_add_strategies_agree_at_the_edges() {
+    let Some(client) = client() else { return };
+    let nan = f32::from_bits(0x7FC0_0000);
+    let sole: [(f32, f32); 11] = [
+        (1.5, 0.25),
+        (0.0, 2.0),
+        (MIN_NORMAL / 4.0, 1.0),
+        (MIN_NORMAL, -MIN_NORMAL / 2.0),
+        (1.0, -1.0),
+        (-0.0, -0.0),
+        (-0.0, 0.0),
+        (f32::MAX, f32::MAX),
+        (f32::INFINITY, 1.0),
+        (f32::from_bits(0x7F80_0001), 1.0),
+        (-MIN_NORMAL / 8.0, -MIN_NORMAL / 8.0),
+    ];
+    let (slice, hot, rows_per_hot) = (3usize, 4usize, 900usize);
+    let len = hot + sole.len() + 1;
+    let mut values = vec![0f32; len * slice];
+    let mut indices = Vec::new();
+    let mut updates = Vec::new();
+    let mut state = 0x2545_F491u32;
+    let mut random = move || {
+        state ^= state << 13;
+        state ^= state >> 17;
+        state ^= state << 5;
+        state
+    };
+    for row in 0..hot * rows_per_hot {
+        let target = row % hot;
+        // Every 97th row of a target skipped (out of range).
+        indices.push(if row % 97 == 50 {
+            len as i32 + 5
+        } else {
+            target as i32
+        });
+        for col in 0..slice {
+            let bits = random();
+            let value = match (row / hot) % 5 {
+                // Any finite value of either sign, from the subnormals up.
+                0 | 1 => f32::from_bits(bits & 0xFF7F_FFFF),
+                2 => f32::from_bits(bits & 0x807F_FFFF),
+                3 => f32::MAX,
+                _ => -f32::MAX,
+            };
+            updates.push(value);
+            if row == 1800 + target && col == target % slice {
+                // Target 1 (column 1) meets +inf, 2 (column 2) both infinities, 3 a NaN.
+                match target {
+                    1 => *updates.last_mut().unwrap() = f32::INFINITY,
+                    2 => *updates.last_mut().unwrap() = f32::INFINITY,
+                    3 => *updates.last_mut().unwrap() = f32::from_bits(0xFF80_0123),
+                    _ => {}
+                }
+            }
+            if row == 2400 + 2 && col == 2 {
+                *updates.last_mut().unwrap() = f32::NEG_INFINITY;
+            }
+        }
+    }
+    for (i, &(value, update)) in sole.iter().enumerate() {
+        let target = hot + i;
+        indices.push(target as i32);
+        for col in 0..slice {
+            values[target * slice + col] = value;
+            updates.push(update);
+        }
+    }
+    let expected_sole: Vec<u32> = sole
+        .iter()
+        .map(|&(value, update)| {
+            let sum = value + update;
+            if sum.is_nan() { nan } else { sum }.to_bits()
+        })
+        .collect();
+    let mut buffer = f32::as_bytes(&values).to_vec();
+    buffer.resize(buffer.len() + 8, GUARD_BYTE);
+    let mut results = Vec::new();
+    for (strategy, kernel) in [
+        (ScatterStrategy::Deterministic, "ScatterNdExactSegments"),
+        (ScatterStrategy::ListedDeterministic, "ScatterNdListedSum"),
+    ] {
+        let scatter = Scatter {
+            dims: vec![len],
+            slice,
+            strategy: Some(strategy),
+            ..Scatter::new(
+                ElemType::Float(FloatKind::F32),
+                &buffer,
+                &indices,
+                f32::as_bytes(&updates),
+                ScatterReduction::Reduce(ReduceOp::Add),
+            )
+        };
+        let kernels = scatter.built_kernels(&client);
+        assert!(
+            kernels.iter().any(|k| k == kernel),
+            "{strategy:?}: {kernel} among {kernels:?}"
+        );
+        let (result, used) = scatter.run(&client).unwrap();
+        assert_eq!(used, strategy);
+        let bits = u32::from_bytes(&result[..values.len() * 4]).to_vec();
+        for (i, &want) in expected_sole.iter().enumerate() {
+            for col in 0..slice {
+                assert_eq!(
+                    bits[(hot + i) * slice + col],
+                    want,
+                    "{strategy:?}: sole pair {:?}, column {col}",
+                    sole[i]
+                );
+            }
+        }
+        assert_eq!(
+            bits[slice + 1],
+            f32::INFINITY.to_bits(),
+            "{strategy:?}: +inf"
+        );
+        assert_eq!(
+            bits[2 * slice + 2],
+            nan.to_bits(),
+            "{strategy:?}: both infinities"
+        );
+        assert_eq!(bits[3 * slice], nan.to_bits(), "{strategy:?}: a NaN");
+        assert!(
+            result[values.len() * 4..].iter().all(|&b| b == GUARD_BYTE),
+            "{strategy:?}: guard bytes"
+        );
+        results.push(bits);
+    }
+    assert_eq!(results[0], results[1], "the strategies differ");
+}
+
+/// Deterministic float `Add` of `rows` rows of `slice` elements of `elem` (bits from `seed`) onto `len` targets (`hot`: `row % len`, else scattered, every 11th row
+/// out of range) by both strategies: the same bits, and nothing written past the data.
+fn strategies_agree_on_random(
+    elem: ElemType,
+    rows: usize,
+    slice: usize,
+    len: usize,
+    hot: bool,
+    seed: u64,
+) {
+    let width = elem.size();
+    let mut state = seed | 1;
+    let mut random = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let indices: Vec<i32> = (0..rows)
+        .map(|r| match (r % 11, hot) {
+            (10, _) => len as i32 + 3,
+            (_, true) => (r % len) as i32,
+            _ => (random() % len as u64) as i32,
+        })
+        .collect();
+    // Bits of every exponent, finite but for one element in 64 (an infinity or a NaN there
+    // at times): the exponent's lowest bit cleared keeps it below the top.
+    let low_exponent_bit = match elem {
+        ElemType::Float(FloatKind::F32) => 1u64 << 23,
+        ElemType::Float(FloatKind::F16) => 1 << 10,
+        _ => 1 << 7,
+    };
+    let mut data = |count: usize| -> Vec<u8> {
+        (0..count)
+            .flat_map(|_| {
+                let bits = random();
+                let bits = if bits.is_multiple_of(64) {
+                    bits
+                } else {
+                    bits & !low_exponent_bit
+                };
+                bits.to_le_bytes().into_iter().take(width)
+            })
+            .collect()
+    };
+    let values = data(len * slice);
+    let updates = data(rows * slice);
+    let mut buffer = values.clone();
+    buffer.resize(values.len() + 8, GUARD_BYTE);
+    let results: Vec<Vec<u8>> = [
+        ScatterStrategy::Deterministic,
+        ScatterStrategy::ListedDeterministic,
+    ]
+    .into_iter()
+    .map(|strategy| {
+        let (result, used) = Scatter {
+            dims: vec![len],
+            slice,
+            strategy: Some(strategy),
+            ..Scatter::new(
+                elem,
+                &buffer,
+                &indices,
+                &updates,
+                ScatterReduction::Reduce(ReduceOp::Add),
+            )
+        }
+        .run(&client().expect("a client"))
+        .unwrap();
+        assert_eq!(used, strategy);
+        assert!(
+            result[values.len()..].iter().all(|&b| b == GUARD_BYTE),
+            "{elem} {strategy:?}: guard bytes"
+        );
+        result
+    })
+    .collect();
+    assert_eq!(
+        results[0], results[1],
+        "{elem}: {rows} rows of {slice} onto {len} targets (hot: {hot}): the strategies differ"
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+
+    /// Random shapes, duplication and bits: the GPUs' segments (with more than 256 rows) and
+    /// the CPU drivers' walks give the same bits for f32, f16 and bf16.
+    #[test]
+    fn float_add_strategies_agree_on_random_lists(
+        kind in 0usize..3,
+        rows in 1usize..1500,
+        slice in 1usize..7,
+        len in 1usize..40,
+        hot in any::<bool>(),
+        seed in any::<u64>(),
+    ) {
+        if client().is_none() {
+            return Ok(());
+        }
+        let elem = [FloatKind::F32, FloatKind::F16, FloatKind::BF16][kind];
+        strategies_agree_on_random(ElemType::Float(elem), rows, slice, len, hot, seed);
     }
 }

@@ -7,8 +7,7 @@
 
 use cubecl::prelude::*;
 
-use super::exact::SumFormat;
-use super::exact_add::{typed_term, widen};
+use super::exact::{SumFormat, typed_term, widen};
 
 /// Columns one unit of a group takes.
 pub const GROUP_COLUMNS: usize = 8;

@@ -4,17 +4,19 @@
 //! associative, so any order gives the same total), and the total is rounded once to the
 //! result's type, to nearest even. So the sum is exact for every input, in one pass, with no
 //! scale to find first: [`SumFormat::sum_words`] words hold the largest term of the format and
-//! 2^32 of them (`f16`: 4; `bf16` and `f32`, whose terms span 277 bits: 10).
+//! 2^32 of them with a sign (`f16`: 4; `bf16` and `f32`, whose terms span 277 bits: 10).
 //!
 //! [`observe`] folds a term's special values into flags, [`term_parts`] places it on the grid
-//! (added with [`add_term`] to two magnitudes, or with [`add_signed_term_at`] to one
-//! two's-complement sum), and [`round_sum`] / [`round_signed_sum`] round. [`round_product`]
+//! (added with [`add_signed_term_at`] to a two's-complement sum, sums added with
+//! [`add_signed_words`]), and [`round_signed_sum`] rounds. [`round_product`]
 //! rounds the exact product of two values the same way (deterministic `Mul`, which combines in
 //! index order). Terms are `f32` bit patterns (every `f16` and `bf16` is an `f32`), read with
 //! integer arithmetic only, so no runtime's flushing of subnormals changes them. The host
 //! reference (`exact_sum` in the main crate) computes the same.
 
 use cubecl::prelude::*;
+
+use super::packed::f16_to_f32;
 
 /// The binary format a sum is rounded to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -46,8 +48,8 @@ impl SumFormat {
     }
 
     /// 32-bit words of an exact sum of this format's values: the largest term on the grid
-    /// (below 2^63 for `f16`, 2^277 for `bf16` and `f32`) with 32 bits to spare, so that 2^32
-    /// terms, or 2^31 in a two's-complement sum, never overflow.
+    /// (below 2^63 for `f16`, 2^277 for `bf16` and `f32`) with more than 32 bits and a sign to
+    /// spare, so that no sum of 2^32 terms overflows, in two's complement too.
     pub fn sum_words(self) -> usize {
         match self {
             Self::F16 => 4,
@@ -65,6 +67,24 @@ impl SumFormat {
             Self::BF16 | Self::F32 => 1,
         }
     }
+}
+
+/// The `f32` bits of a typed element (`f16` and `bf16` widen exactly).
+#[cube]
+pub fn typed_term<T: Numeric>(value: T) -> u32 {
+    u32::reinterpret(f32::cast_from(value))
+}
+
+/// The `f32` value of `format` bits (exact).
+#[cube]
+pub fn widen(bits: u32, #[comptime] format: SumFormat) -> f32 {
+    let mut value = f32::reinterpret(bits);
+    if comptime!(format == SumFormat::F16) {
+        value = f16_to_f32(bits);
+    } else if comptime!(format == SumFormat::BF16) {
+        value = f32::reinterpret(bits << 16u32);
+    }
+    value
 }
 
 /// `observe`'s flags: a NaN term.
@@ -132,35 +152,37 @@ fn add_words(
     }
 }
 
-/// Adds the term of `f32` bits `term` to `positive` or `negative` (magnitudes of
-/// [`SumFormat::sum_words`] words); see [`term_parts`].
+/// Adds the two's-complement sum of [`SumFormat::sum_words`] words at `other[base..]` to
+/// `sum`.
 #[cube]
-pub fn add_term(
-    positive: &mut Array<u32>,
-    negative: &mut Array<u32>,
-    term: u32,
+pub fn add_signed_words(
+    sum: &mut Array<u32>,
+    other: &[u32],
+    base: usize,
     #[comptime] format: SumFormat,
 ) {
     let words = comptime!(format.sum_words());
-    let (sign, k, w0, w1) = term_parts(term, format);
-    let negative_term = sign != 0u32;
-    let positive_parts = (
-        k,
-        select(negative_term, 0u32, w0),
-        select(negative_term, 0u32, w1),
-    );
-    let negative_parts = (
-        k,
-        select(negative_term, w0, 0u32),
-        select(negative_term, w1, 0u32),
-    );
-    add_words(positive, 0usize, positive_parts, 0u32, 0u32, words);
-    add_words(negative, 0usize, negative_parts, 0u32, 0u32, words);
+    let mut carry = 0u32;
+    #[unroll]
+    for i in 0..words {
+        let piece = other[base + i];
+        let partial = sum[i] + piece;
+        let total = partial + carry;
+        carry = u32::cast_from(partial < piece || total < carry);
+        sum[i] = total;
+    }
+}
+
+/// Whether `f32` bits are zero or a normal number: the values whose hardware sum no runtime's
+/// flushing of subnormals changes.
+#[cube]
+pub fn zero_or_normal(bits: u32) -> bool {
+    let exponent = (bits >> 23u32) & 0xFFu32;
+    exponent != 0xFFu32 && (exponent != 0u32 || (bits & 0x7FFF_FFFFu32) == 0u32)
 }
 
 /// Adds the term of `f32` bits `term` to the two's-complement sum of
-/// [`SumFormat::sum_words`] words at `sum[base..]`: one add with carries where [`add_term`]
-/// keeps two magnitudes. Exact for fewer than 2^31 terms.
+/// [`SumFormat::sum_words`] words at `sum[base..]`, with carries. Exact for 2^32 terms.
 #[cube]
 pub fn add_signed_term_at(
     sum: &mut Array<u32>,
@@ -181,7 +203,9 @@ pub fn add_signed_term_at(
 }
 
 /// The two's-complement sum at `sum[base..]` (see [`add_signed_term_at`]) with the special
-/// values `flags`, rounded as [`round_sum`] rounds.
+/// values `flags`, rounded to nearest even in `format`, as that format's bits: NaN (a quiet
+/// one) when a term is NaN or both infinities occur, an infinity when one does, otherwise the
+/// exact sum rounded, with overflow to an infinity.
 #[cube]
 pub fn round_signed_sum(
     sum: &Array<u32>,
@@ -204,43 +228,8 @@ pub fn round_signed_sum(
     round_total(&magnitude, negative, flags, format)
 }
 
-/// The sum `positive - negative` (magnitudes of [`SumFormat::sum_words`] words) with the
-/// special values `flags`, rounded to nearest even in `format`, as that format's bits: NaN (a
-/// quiet one) when a term is NaN or both infinities occur, an infinity when one does,
-/// otherwise the exact sum rounded, with overflow to an infinity.
-#[cube]
-pub fn round_sum(
-    positive: &Array<u32>,
-    negative: &Array<u32>,
-    flags: u32,
-    #[comptime] format: SumFormat,
-) -> u32 {
-    let words = comptime!(format.sum_words());
-    let mut total = Array::<u32>::new(words);
-    let mut borrow = 0u32;
-    #[unroll]
-    for i in 0..words {
-        let a = positive[i];
-        let b = negative[i];
-        let partial = a - b;
-        total[i] = partial - borrow;
-        borrow = u32::cast_from(a < b || partial < borrow);
-    }
-    // A borrow out of the top word: the difference is negative; negate it.
-    let negated = borrow != 0u32;
-    let mut carry = 1u32;
-    #[unroll]
-    for i in 0..words {
-        let flipped = !total[i];
-        let word = flipped + carry;
-        carry = u32::cast_from(carry != 0u32 && flipped == u32::MAX);
-        total[i] = select(negated, word, total[i]);
-    }
-    round_total(&total, negated, flags, format)
-}
-
 /// The sum of magnitude `total` (on `format`'s grid) and sign `negative`, with the special
-/// values `flags`, rounded to `format`'s bits (see [`round_sum`]).
+/// values `flags`, rounded to `format`'s bits (see [`round_signed_sum`]).
 #[cube]
 fn round_total(
     total: &Array<u32>,

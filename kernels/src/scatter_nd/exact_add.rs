@@ -1,73 +1,41 @@
-//! Deterministic float `Add` ([`ScatterStrategy::Deterministic`](super::ScatterStrategy)): each
-//! target element becomes the exact sum of its value and its updates, rounded once
-//! ([`super::exact`]). The rows are linked into per-target lists first (for the head row of
-//! each target and whether it is the only row); then, one unit per update element:
+//! Deterministic float `Add` on GPUs ([`ScatterStrategy::Deterministic`](super::ScatterStrategy)):
+//! each target element becomes the exact sum of its value and its updates, rounded once
+//! ([`super::exact`]). The rows are linked into per-target lists first, and each list is cut
+//! into segments: about one row in `2^bits` starts one, picked by a hash of the row that also
+//! names the start's slot ([`segment_slot`]). Then:
 //!
-//! 1. [`scatter_nd_exact_clear`]: the scratch of each target with several rows is zeroed (it
-//!    lives at the target's head row, so scratch grows with the updates, not the output, and
-//!    the launcher runs the steps over ranges of head positions, `entries` at a time, so that
-//!    no scratch buffer is larger than the runtime binds);
-//! 2. [`scatter_nd_exact_sum`]: every update on its format's fixed grid, added to a magnitude
-//!    with 32-bit atomic adds whose carries are added to the word above, and its special values
-//!    ORed into the entry's flags (integer sums and ORs are order-free);
-//! 3. [`scatter_nd_exact_finish`]: each head adds the current value and
-//!    rounds. A target with one row skips the scratch: its head sums the two terms alone.
+//! 1. [`scatter_nd_exact_segments`], one unit per update element: the unit of each row that
+//!    heads its list or starts a segment walks the segment (to the next start or the list's
+//!    end), adding its terms exactly. A start stores its sum in its slot, with a link to the
+//!    next start. A head whose walk reached the list's end (a target with fewer rows than a
+//!    segment, most of them) adds the current value, rounds and writes at once, with the
+//!    hardware's `f32` add for a sole row where that is the exact sum rounded; any other head
+//!    keeps its sum at the slot of the start it stopped at and lists that start.
+//! 2. [`scatter_nd_exact_jump`], `log2(starts)` rounds, one unit per slot and column: pointer
+//!    jumping along the links, after which each start's sum is its whole chain's.
+//! 3. [`scatter_nd_exact_finish`], over the listed starts: the head's sum and its chain's, with
+//!    the current value, rounded and written.
 //!
-//! No unit walks a list, so no chain of dependent loads grows with the duplication, and every
-//! loop is bounded by a constant (CPU drivers such as llvmpipe cut long loops short).
+//! Integer sums are order-free, so where segments start changes no bit. No walk is much longer
+//! than a segment and no chain is walked whatever the duplication, no atomic touches the sums,
+//! and the slots take `words` words for each start row and column (about `1 / 2^bits` of the
+//! update elements).
 
 use cubecl::prelude::*;
 
-use super::exact::{SumFormat, add_term, observe, round_sum, term_parts};
+use super::exact::{
+    SumFormat, add_signed_term_at, add_signed_words, observe, round_signed_sum, widen,
+    zero_or_normal,
+};
 use super::indices::SKIPPED;
-use super::packed::f16_to_f32;
+use super::kernel::list_pending;
 
-/// Where an update element stands in its target's list: the output element it targets, its
-/// scratch entry (the target's head position, `first` subtracted), whether it is the head,
-/// whether the head is the list's only row, and whether the unit takes part in this range of
-/// head positions (`first` to `first + entries`; a skipped row never does).
-#[derive(CubeType)]
-struct Role {
-    element: usize,
-    entry: usize,
-    head: bool,
-    sole: bool,
-    active: bool,
-}
-
+/// The segment slot of `row` under `mask` (`2^k - 1` with `2^k` at least the rows): a
+/// multiplicative hash, one to one on `0..2^k`. A row starts a segment where its slot is below
+/// the launch's `starts`, so slots below `starts` name the starts alone.
 #[cube]
-fn role(
-    heads: &[u32],
-    next: &[u32],
-    targets: &[u32],
-    position: usize,
-    slice: usize,
-    first: usize,
-    entries: usize,
-) -> Role {
-    let row = position / slice;
-    let col = position % slice;
-    let target = targets[row];
-    let mut role = Role {
-        element: 0usize,
-        entry: 0usize,
-        head: false,
-        sole: false,
-        active: false,
-    };
-    if target != SKIPPED {
-        let head_row = (heads[target as usize] - 1u32) as usize;
-        let head_position = head_row * slice + col;
-        role.element = target as usize * slice + col;
-        role.head = head_row == row;
-        // The head was pushed last, so its link is the rest of the list: none for a sole row.
-        role.sole = next[head_row] == 0u32;
-        role.active = head_position >= first && head_position < first + entries;
-        if role.active {
-            role.entry = head_position - first;
-        }
-    }
-    role
+fn segment_slot(row: u32, mask: u32) -> u32 {
+    (row * 0x9E37_79B1u32) & mask
 }
 
 /// Where element `index` of `format` lies in 32-bit words: its word, the shift of its field and
@@ -98,204 +66,273 @@ fn term_at(words: &[u32], index: usize, #[comptime] format: SumFormat) -> u32 {
     u32::reinterpret(widen((words[word] >> shift) & mask, format))
 }
 
-/// The `f32` bits of a typed element (`f16` and `bf16` widen exactly).
+/// A zeroed two's-complement sum of `format`'s words.
 #[cube]
-pub(super) fn typed_term<T: Numeric>(value: T) -> u32 {
-    u32::reinterpret(f32::cast_from(value))
-}
-
-/// The `f32` value of `format` bits (exact).
-#[cube]
-pub(super) fn widen(bits: u32, #[comptime] format: SumFormat) -> f32 {
-    let mut value = f32::reinterpret(bits);
-    if comptime!(format == SumFormat::F16) {
-        value = f16_to_f32(bits);
-    } else if comptime!(format == SumFormat::BF16) {
-        value = f32::reinterpret(bits << 16u32);
-    }
-    value
-}
-
-/// Step 1: zeroes the scratch entry of each head row's element whose list has several rows.
-/// Scratch per entry lies in three buffers, so that none is larger than a binding allows:
-/// `flags` holds one word (the special values seen, see `exact.rs`), `positive` and `negative`
-/// the magnitudes ([`SumFormat::sum_words`] words each, least significant first).
-#[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
-pub fn scatter_nd_exact_clear(
-    flags: &mut [u32],
-    positive: &mut [u32],
-    negative: &mut [u32],
-    heads: &[u32],
-    next: &[u32],
-    targets: &[u32],
-    slice: usize,
-    units: usize,
-    first: usize,
-    entries: usize,
-    #[comptime] format: SumFormat,
-) {
-    let position = ABSOLUTE_POS;
-    if position >= units {
-        terminate!();
-    }
+fn zero_sum(#[comptime] format: SumFormat) -> Array<u32> {
     let words = comptime!(format.sum_words());
-    let role = role(heads, next, targets, position, slice, first, entries);
-    if role.active && role.head && !role.sole {
-        flags[role.entry] = 0u32;
-        #[unroll]
-        for i in 0..words {
-            positive[role.entry * words + i] = 0u32;
-            negative[role.entry * words + i] = 0u32;
-        }
-    }
-}
-
-/// Adds `w0` at word `k` and `w1` at word `k + 1` of the `words`-word integer at
-/// `acc[base..]` with atomic adds; each add that wraps carries one into the word above.
-#[cube]
-fn atomic_add_words(
-    acc: &mut [Atomic<u32>],
-    base: usize,
-    parts: (u32, u32, u32),
-    #[comptime] words: usize,
-) {
-    let (k, w0, w1) = parts;
-    let mut carry = 0u32;
-    let n = comptime!(words as u32);
+    let mut sum = Array::<u32>::new(words);
     #[unroll]
-    for i in 0..n {
-        let mut piece = carry;
-        if k == i {
-            piece += w0;
+    for i in 0..words {
+        sum[i] = 0u32;
+    }
+    sum
+}
+
+/// Adds to `sum` column `col` of the rows of the segment that row `first` starts, following
+/// `next` to the list's end or the next row whose slot is below `starts`; returns the terms'
+/// special values and the link where the walk stopped (0 at the list's end). Every link points
+/// to a row pushed earlier, so the walk ends.
+#[cube]
+fn walk_segment(
+    sum: &mut Array<u32>,
+    updates: &[u32],
+    next: &[u32],
+    first: usize,
+    col: usize,
+    slice: usize,
+    mask: u32,
+    starts: u32,
+    #[comptime] format: SumFormat,
+) -> (u32, u32) {
+    let mut link = first as u32 + 1u32;
+    let mut flags = 0u32;
+    loop {
+        let member = (link - 1u32) as usize;
+        let term = term_at(updates, member * slice + col, format);
+        flags = observe(flags, term);
+        add_signed_term_at(sum, 0usize, term, format);
+        link = next[member];
+        if link == 0u32 || segment_slot(link - 1u32, mask) < starts {
+            break;
         }
-        if k + 1u32 == i {
-            // `w1` is below 2^24, so adding a carry never wraps.
-            piece += w1;
-        }
-        carry = 0u32;
-        if piece != 0u32 {
-            let old = acc[base + i as usize].fetch_add(piece);
-            let new = old + piece;
-            carry = u32::cast_from(new < piece);
-        }
+    }
+    (flags, link)
+}
+
+/// Where output element `element` lies (see [`field_of`]) and its current bits.
+#[cube]
+fn current_bits(
+    output: &mut [Atomic<u32>],
+    element: usize,
+    #[comptime] format: SumFormat,
+) -> (usize, u32, u32) {
+    let (word, shift, mask) = field_of(element, format);
+    // Only this unit writes this field, so the load sees its final input bits.
+    (word, shift, (output[word].load() >> shift) & mask)
+}
+
+/// Writes `bits` over the field at `shift` of `output[word]` that holds `old`: for
+/// `f16`/`bf16` two to a word it XORs the change into the word, which leaves the other field as
+/// its own unit sets it.
+#[cube]
+fn write_bits(output: &mut [Atomic<u32>], word: usize, shift: u32, old: u32, bits: u32) {
+    if bits != old {
+        output[word].fetch_xor((bits ^ old) << shift);
     }
 }
 
-/// Step 2: adds the update to its entry (targets with several rows).
+/// The hardware's `f32` sum of `current` and `update` bits where it is the exact sum rounded to
+/// nearest even (both zero or normal, the sum normal: no runtime's flushing of subnormals
+/// touches it), and whether it is.
+#[cube]
+fn hardware_sum(current: u32, update: u32) -> (bool, u32) {
+    let sum = u32::reinterpret(f32::reinterpret(current) + f32::reinterpret(update));
+    let exponent = (sum >> 23u32) & 0xFFu32;
+    let exact = zero_or_normal(current)
+        && zero_or_normal(update)
+        && exponent != 0u32
+        && exponent != 0xFFu32;
+    (exact, sum)
+}
+
+/// A start's link that says its segment's sum in this buffer is its whole chain's (see
+/// [`scatter_nd_exact_jump`]); 0 says both buffers hold it, or no start holds the slot.
+const FINAL: u32 = u32::MAX;
+
+/// Step 1: the unit of each update element whose row heads its list or starts a segment walks
+/// the segment. A start (not a head) stores the segment's sum and flags in its slot, and its
+/// column 0 unit the next start's link (or `u32::MAX` at the chain's end) in `links[slot]`; a
+/// head whose walk reached the list's end writes the target element's result; any other head
+/// stores its sum and flags at the slot of the start it stopped at, in `head_sums` and
+/// `head_flags`, and its column 0 unit lists that start in `work` for
+/// [`scatter_nd_exact_finish()`].
 #[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
-pub fn scatter_nd_exact_sum(
-    flags: &mut [Atomic<u32>],
-    positive: &mut [Atomic<u32>],
-    negative: &mut [Atomic<u32>],
+pub fn scatter_nd_exact_segments(
+    output: &mut [Atomic<u32>],
+    sums: &mut [u32],
+    sum_flags: &mut [u32],
+    links: &mut [u32],
+    head_sums: &mut [u32],
+    head_flags: &mut [u32],
+    work_count: &mut [Atomic<u32>],
+    work: &mut [u32],
     updates: &[u32],
     heads: &[u32],
     next: &[u32],
     targets: &[u32],
     slice: usize,
     units: usize,
-    first: usize,
-    entries: usize,
+    mask: u32,
+    starts: u32,
     #[comptime] format: SumFormat,
 ) {
     let position = ABSOLUTE_POS;
     if position >= units {
         terminate!();
     }
-    let role = role(heads, next, targets, position, slice, first, entries);
-    if !role.active || role.sole {
+    let row = position / slice;
+    let col = position % slice;
+    let target = targets[row];
+    if target == SKIPPED {
         terminate!();
     }
-    let term = term_at(updates, position, format);
-    let seen = observe(0u32, term);
-    // Most terms bring no flag the entry lacks: a load, not an atomic.
-    if (flags[role.entry].load() & seen) != seen {
-        flags[role.entry].fetch_or(seen);
+    let head = (heads[target as usize] - 1u32) as usize == row;
+    let slot = segment_slot(row as u32, mask);
+    if !head && slot >= starts {
+        terminate!();
     }
-    let (sign, k, w0, w1) = term_parts(term, format);
-    let words = comptime!(format.sum_words());
-    let base = role.entry * words;
-    if sign != 0u32 {
-        atomic_add_words(negative, base, (k, w0, w1), words);
-    } else {
-        atomic_add_words(positive, base, (k, w0, w1), words);
-    }
-}
-
-/// The rounded sum of a head's target element, in `format`'s bits: the current value `current`
-/// plus, for a sole row, its update, or else the entry's scratch (`flags` and the sums).
-#[cube]
-fn finished_bits(
-    flags: &[u32],
-    positive_sums: &[u32],
-    negative_sums: &[u32],
-    entry: usize,
-    sole: bool,
-    current: u32,
-    update: u32,
-    #[comptime] format: SumFormat,
-) -> u32 {
-    // A sole row starts from nothing and adds its update; otherwise the entry's sums.
-    let words = comptime!(format.sum_words());
-    let mut positive = Array::<u32>::new(words);
-    let mut negative = Array::<u32>::new(words);
-    #[unroll]
-    for i in 0..words {
-        positive[i] = 0u32;
-        negative[i] = 0u32;
-    }
-    let mut seen = 0u32;
-    if sole {
-        seen = observe(seen, update);
-        add_term(&mut positive, &mut negative, update, format);
-    } else {
-        seen = flags[entry];
-        #[unroll]
-        for i in 0..words {
-            positive[i] = positive_sums[entry * words + i];
-            negative[i] = negative_sums[entry * words + i];
+    let element = target as usize * slice + col;
+    if comptime!(format == SumFormat::F32) {
+        // A sole row (the head was pushed last: its link is the rest of the list).
+        if head && next[row] == 0u32 {
+            let (word, shift, old) = current_bits(output, element, format);
+            let (exact, bits) = hardware_sum(old, updates[position]);
+            if exact {
+                write_bits(output, word, shift, old, bits);
+                terminate!();
+            }
         }
     }
-    seen = observe(seen, current);
-    add_term(&mut positive, &mut negative, current, format);
-    round_sum(&positive, &negative, seen, format)
+    let words = comptime!(format.sum_words());
+    let mut sum = zero_sum(format);
+    let (flags, stop) = walk_segment(
+        &mut sum, updates, next, row, col, slice, mask, starts, format,
+    );
+    if !head {
+        let entry = slot as usize * slice + col;
+        sum_flags[entry] = flags;
+        #[unroll]
+        for i in 0..words {
+            sums[entry * words + i] = sum[i];
+        }
+        if col == 0usize {
+            links[slot as usize] = select(stop != 0u32, stop, FINAL);
+        }
+    } else if stop == 0u32 {
+        let (word, shift, old) = current_bits(output, element, format);
+        let current = u32::reinterpret(widen(old, format));
+        add_signed_term_at(&mut sum, 0usize, current, format);
+        let bits = round_signed_sum(&sum, 0usize, observe(flags, current), format);
+        write_bits(output, word, shift, old, bits);
+    } else {
+        // The head's segment waits beside the sums, at the slot of the start it stopped at.
+        let first = stop - 1u32;
+        let entry = segment_slot(first, mask) as usize * slice + col;
+        head_flags[entry] = flags;
+        #[unroll]
+        for i in 0..words {
+            head_sums[entry * words + i] = sum[i];
+        }
+        if col == 0usize {
+            list_pending(work_count, work, first as usize);
+        }
+    }
 }
 
-/// Step 3: each head row's unit writes its target element's rounded sum, as bits: for
-/// `f16`/`bf16` two to a word it XORs the change of its field into the word, which leaves the
-/// other field as its own unit sets it.
+/// Step 2, one round of pointer jumping, one unit per slot below `starts` and column: each
+/// start with a link adds the sum of the start it links to and takes that start's link, so
+/// that after `r` rounds a start's sum holds `2^r` segments of its chain (or the whole chain,
+/// `u32::MAX`); reads one buffer of sums, flags and links and writes the other. A sum that is
+/// final in the buffer read is copied (its link 0 then), and a slot no start holds (link 0) is
+/// left alone.
+#[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
+pub fn scatter_nd_exact_jump(
+    sums: &[u32],
+    sum_flags: &[u32],
+    links: &[u32],
+    sums_out: &mut [u32],
+    sum_flags_out: &mut [u32],
+    links_out: &mut [u32],
+    slice: usize,
+    entries: usize,
+    mask: u32,
+    #[comptime] format: SumFormat,
+) {
+    let entry = ABSOLUTE_POS;
+    if entry >= entries {
+        terminate!();
+    }
+    let slot = entry / slice;
+    let col = entry % slice;
+    let link = links[slot];
+    if link == 0u32 {
+        terminate!();
+    }
+    let words = comptime!(format.sum_words());
+    let mut sum = Array::<u32>::new(words);
+    #[unroll]
+    for i in 0..words {
+        sum[i] = sums[entry * words + i];
+    }
+    let mut flags = sum_flags[entry];
+    let mut joined = 0u32;
+    if link != FINAL {
+        let other = segment_slot(link - 1u32, mask) as usize;
+        let other_entry = other * slice + col;
+        add_signed_words(&mut sum, sums, other_entry * words, format);
+        flags |= sum_flags[other_entry];
+        let after = links[other];
+        joined = select(after == 0u32 || after == FINAL, FINAL, after);
+    }
+    #[unroll]
+    for i in 0..words {
+        sums_out[entry * words + i] = sum[i];
+    }
+    sum_flags_out[entry] = flags;
+    if col == 0usize {
+        links_out[slot] = joined;
+    }
+}
+
+/// Step 3, over the `work_count` starts that step 1 listed (each the first start after a head
+/// whose list has several segments) and each column, a grid-stride loop: the head's segment and
+/// the whole chain's sum, both at the start's slot, with the current value, rounded and
+/// written.
 #[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn scatter_nd_exact_finish(
     output: &mut [Atomic<u32>],
-    flags: &[u32],
-    positive: &[u32],
-    negative: &[u32],
-    updates: &[u32],
-    heads: &[u32],
-    next: &[u32],
+    sums: &[u32],
+    sum_flags: &[u32],
+    head_sums: &[u32],
+    head_flags: &[u32],
+    work_count: &[u32],
+    work: &[u32],
     targets: &[u32],
     slice: usize,
-    units: usize,
-    first: usize,
-    entries: usize,
+    mask: u32,
     #[comptime] format: SumFormat,
 ) {
-    let position = ABSOLUTE_POS;
-    if position >= units {
-        terminate!();
-    }
-    let role = role(heads, next, targets, position, slice, first, entries);
-    if !role.active || !role.head {
-        terminate!();
-    }
-    let (word, shift, mask) = field_of(role.element, format);
-    // Only this unit writes this field, so the load sees its final input bits.
-    let old = (output[word].load() >> shift) & mask;
-    let current = u32::reinterpret(widen(old, format));
-    let update = term_at(updates, position, format);
-    let bits = finished_bits(
-        flags, positive, negative, role.entry, role.sole, current, update, format,
-    );
-    if bits != old {
-        output[word].fetch_xor((bits ^ old) << shift);
+    let words = comptime!(format.sum_words());
+    let total = work_count[0usize] as usize * slice;
+    let stride = CUBE_COUNT * CUBE_DIM as usize;
+    let mut unit = ABSOLUTE_POS;
+    while unit < total {
+        let first = work[unit / slice];
+        let col = unit % slice;
+        let entry = segment_slot(first, mask) as usize * slice + col;
+        let mut sum = Array::<u32>::new(words);
+        #[unroll]
+        for i in 0..words {
+            sum[i] = head_sums[entry * words + i];
+        }
+        add_signed_words(&mut sum, sums, entry * words, format);
+        let flags = head_flags[entry] | sum_flags[entry];
+        let element = targets[first as usize] as usize * slice + col;
+        let (word, shift, old) = current_bits(output, element, format);
+        let current = u32::reinterpret(widen(old, format));
+        add_signed_term_at(&mut sum, 0usize, current, format);
+        let bits = round_signed_sum(&sum, 0usize, observe(flags, current), format);
+        write_bits(output, word, shift, old, bits);
+        unit += stride;
     }
 }

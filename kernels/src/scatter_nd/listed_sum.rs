@@ -25,22 +25,16 @@ use cubecl::prelude::*;
 use super::columns::{
     Columns, GROUP_COLUMNS, columns, load_columns, load_fields, store_columns, store_fields,
 };
-use super::exact::{SumFormat, add_signed_term_at, observe, round_signed_sum};
-use super::exact_add::widen;
+use super::exact::{
+    SumFormat, add_signed_term_at, observe, round_signed_sum, widen, zero_or_normal,
+};
 use super::indices::SKIPPED;
-use super::ordered::{list_pending, unit_position};
+use super::kernel::list_pending;
+use super::ordered::unit_position;
 
 /// Units per cube of the walks' launches: few, so that the walks of a few hot targets spread
 /// over the cores of a CPU driver, which runs each cube on one thread.
 pub const WALK_CUBE: u32 = 8;
-
-/// Whether `f32` bits are zero or a normal number: the values whose hardware sum no runtime's
-/// flushing of subnormals changes.
-#[cube]
-fn zero_or_normal(bits: u32) -> bool {
-    let exponent = (bits >> 23u32) & 0xFFu32;
-    exponent != 0xFFu32 && (exponent != 0u32 || (bits & 0x7FFF_FFFFu32) == 0u32)
-}
 
 /// Listed sums, step 1, one unit per update row and group of columns: the unit of a list's head
 /// adds a sole row's `f32` update with the hardware (`fast`, typed `f32` data) where its operands

@@ -22,9 +22,10 @@
 //! - **Deterministic**: a result that depends on the operands alone. `Assign` lists keep only
 //!   their latest row in index order (an atomic maximum; on CPU drivers the latest rows move in
 //!   groups of columns, `latest.rs`); float `Add` sums exactly on a fixed integer grid per
-//!   format with 32-bit atomics and rounds once (`scatter_nd_exact_*`, see `exact_add.rs`), or
-//!   with [`ScatterStrategy::ListedDeterministic`] (CPU drivers) the same sum along each
-//!   target's list of rows (`scatter_nd_listed_sum*`, see `listed_sum.rs`); float `Mul` and
+//!   format, walking segments of each target's list side by side, and rounds once
+//!   (`scatter_nd_exact_*`, see `exact_add.rs`), or with
+//!   [`ScatterStrategy::ListedDeterministic`] (CPU drivers) the same sum along each target's
+//!   whole list (`scatter_nd_listed_sum*`, see `listed_sum.rs`); float `Mul` and
 //!   `f64` `Add` sort the rows by target stably and combine each target's updates in index
 //!   order (`ordered.rs`); the reductions that are exact in any order walk the lists (one per
 //!   target).
@@ -55,7 +56,7 @@ mod split;
 
 pub use columns::GROUP_COLUMNS;
 pub use exact::SumFormat;
-pub use exact_add::{scatter_nd_exact_clear, scatter_nd_exact_finish, scatter_nd_exact_sum};
+pub use exact_add::{scatter_nd_exact_finish, scatter_nd_exact_jump, scatter_nd_exact_segments};
 pub use indices::{IndexRead, scatter_nd_resolve_indices};
 pub use kernel::{
     ReduceOp, RowLink, scatter_nd_assign, scatter_nd_atomic, scatter_nd_clear,

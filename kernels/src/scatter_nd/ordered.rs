@@ -22,10 +22,9 @@ use cubecl::prelude::*;
 use super::columns::{
     Columns, GROUP_COLUMNS, columns, load_columns, load_fields, store_columns, store_fields,
 };
-use super::exact::{SumFormat, round_product};
-use super::exact_add::widen;
+use super::exact::{SumFormat, round_product, widen};
 use super::indices::SKIPPED;
-use super::kernel::ReduceOp;
+use super::kernel::{ReduceOp, list_pending};
 
 /// Rows sorted together by [`scatter_nd_sort_runs()`] before the merges.
 pub const SORT_RUN: usize = 64;
@@ -159,22 +158,6 @@ pub(super) fn unit_position(
         }
     }
     (position, listed)
-}
-
-/// Lists the unit at `position`, whose walk goes on past this launch, for the next launch.
-/// Returns its slot in the list.
-#[cube]
-pub(super) fn list_pending(
-    pending_count: &mut [Atomic<u32>],
-    pending: &mut [u32],
-    position: usize,
-) -> usize {
-    let slot = pending_count[0usize].fetch_add(1u32) as usize;
-    // The launcher sizes `pending` for every walk that can go on, so the guard never drops one.
-    if slot < pending.len() {
-        pending[slot] = position as u32;
-    }
-    slot
 }
 
 /// This launch's walk for its unit ([`unit_position`], then [`walk_range`]): the unit, its

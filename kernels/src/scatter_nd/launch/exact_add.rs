@@ -1,6 +1,5 @@
-//! Deterministic float `Add` by scratch and atomics (see `scatter_nd/exact_add.rs`): the three
-//! steps, one unit per update element, over ranges of head positions whose scratch a binding
-//! holds.
+//! Deterministic float `Add` by segments of the lists (see `scatter_nd/exact_add.rs`): how the
+//! lists are cut, the walks, the rounds of jumps and the finish.
 
 use crate::capture::launch_unchecked;
 use cubecl::prelude::*;
@@ -9,16 +8,30 @@ use cubecl::server::Handle;
 use super::plan::ListsLaunch;
 use crate::launch::elementwise_geometry;
 use crate::scatter_nd::{
-    SumFormat, scatter_nd_exact_clear, scatter_nd_exact_finish, scatter_nd_exact_sum,
+    SumFormat, scatter_nd_exact_finish, scatter_nd_exact_jump, scatter_nd_exact_segments,
 };
 
-/// Scratch entries of a deterministic float `Add` over `units` update elements: one per
-/// element, or as many as a magnitude buffer (`words` words an entry) that the runtime binds
-/// holds, and at most 2^23; the steps then run once per range of head positions.
-fn exact_entries(client: &Client, units: usize, words: usize) -> usize {
-    let bytes = crate::capture::properties(client).memory.max_page_size;
-    let fit = usize::try_from(bytes).unwrap_or(usize::MAX) / (words * 4);
-    units.min(fit).clamp(1, 1 << 23)
+/// How the lists of `rows` rows are cut into segments for the exact sums: the hash's `mask`
+/// (`2^k - 1`, with `2^k` the smallest power of two of at least `rows`) and `starts`, the slots
+/// that start a segment (`2^(k - bits)`, so that about one row in `2^bits` starts one). A walk
+/// takes about `2^bits` rows and each of the `k - bits` rounds of jumps reads the sums of every
+/// slot: `bits` about `k / 3` (4 to 8) balances the two. None below 256 rows, where no walk is
+/// long; fewer where the sums of `slice` columns of `words` words a start would not fit one
+/// binding.
+fn segments(client: &Client, rows: usize, slice: usize, words: usize) -> (u32, u32) {
+    let k = usize::BITS - rows.saturating_sub(1).leading_zeros();
+    let mask = u32::try_from((1u64 << k) - 1).expect("rows below 2^32");
+    if rows < 256 {
+        return (mask, 0);
+    }
+    let bits = k.div_ceil(3).clamp(4, 8);
+    let binding = usize::try_from(crate::capture::properties(client).memory.max_page_size)
+        .unwrap_or(usize::MAX);
+    let mut starts = 1usize << (k - bits);
+    while starts > 0 && starts.saturating_mul(slice).saturating_mul(words * 4) > binding {
+        starts /= 2;
+    }
+    (mask, starts as u32)
 }
 
 /// The exact sum rounded to `format` of each target's value and updates, the data read and
@@ -49,82 +62,103 @@ pub(super) unsafe fn launch_exact_add(
     } = lists;
     let (rows, slice, units, address) = (*rows, *slice, *units, *address);
     let words = format.sum_words();
-    let entries = exact_entries(client, units, words);
-    let sum_len = entries * words;
-    let flags = client.empty(entries * size_of::<u32>());
-    let sums = [(); 2].map(|_| client.empty(sum_len * size_of::<u32>()));
+    let (mask, starts) = segments(client, rows, slice, words);
+    let slots = (starts as usize).max(1);
+    let entries = slots * slice;
+    // Two of each for the jumps' rounds (sums, flags and links), a third of the sums and flags
+    // for the heads' segments.
+    let sums = [(); 3].map(|_| client.empty(entries * words * size_of::<u32>()));
+    let sum_flags = [(); 3].map(|_| client.empty(entries * size_of::<u32>()));
+    let links = [(); 2].map(|_| client.create_from_slice(&vec![0u8; slots * size_of::<u32>()]));
+    let work_count = client.create_from_slice(&[0u8; 4]);
+    let work = client.empty(rows.max(1) * size_of::<u32>());
     let (data_len, update_len) = match format {
         SumFormat::F32 => (*output_len, units),
         _ => (output_len.div_ceil(2), units.div_ceil(2)),
     };
-    let (cubes, dim) = elementwise_geometry(client, units);
-    // SAFETY (every launch): the scratch holds `entries` flags and `sum_len` words per sign;
-    // each unit guards itself against `units`, takes part only where its head position lies in
-    // the range (its entry below `entries`), and writes target elements below `output_len`
-    // (targets below `targets`, as the caller checked); lists, links and rows as the caller's.
+    // A chain holds at most `starts` segments: `log2(starts)` rounds join each whole.
+    let rounds = slots.next_power_of_two().trailing_zeros() as usize;
+    // SAFETY (every launch): each unit guards itself against `units`, `entries` or the listed
+    // heads' units; rows are below `rows` (`work` holds as many), slots of starts below
+    // `starts` (the sums and flags hold `words` words and one flag for each of their `slice`
+    // columns, the links one per slot), target elements below `output_len` (targets below
+    // `targets`, as the caller checked); lists, links and rows as the caller's, every link to
+    // a row pushed earlier, so every walk and chain ends.
     unsafe {
-        let flags_arg = || BufferArg::from_raw_parts(flags.clone(), entries);
-        let sum_arg = |sign: usize| BufferArg::from_raw_parts(sums[sign].clone(), sum_len);
-        let heads_arg = || BufferArg::from_raw_parts(heads.clone(), (*targets).max(1));
+        let output_arg = || BufferArg::from_raw_parts(output.clone(), data_len);
+        let sums_arg = |k: usize| BufferArg::from_raw_parts(sums[k].clone(), entries * words);
+        let flags_arg = |k: usize| BufferArg::from_raw_parts(sum_flags[k].clone(), entries);
+        let links_arg = |k: usize| BufferArg::from_raw_parts(links[k].clone(), slots);
+        let count_arg = || BufferArg::from_raw_parts(work_count.clone(), 1);
+        let work_arg = || BufferArg::from_raw_parts(work.clone(), rows.max(1));
+        let updates_arg = || BufferArg::from_raw_parts(updates.clone(), update_len);
         let next_arg = || BufferArg::from_raw_parts(next.clone(), rows);
         let targets_arg = || BufferArg::from_raw_parts(row_targets.clone(), rows);
-        let output_arg = || BufferArg::from_raw_parts(output.clone(), data_len);
-        let updates_arg = || BufferArg::from_raw_parts(updates.clone(), update_len);
-        for first in (0..units).step_by(entries) {
-            launch_unchecked!(scatter_nd_exact_clear(
+        let (cubes, dim) = elementwise_geometry(client, units);
+        launch_unchecked!(scatter_nd_exact_segments(
+            client,
+            cubes,
+            dim,
+            address,
+            output_arg(),
+            sums_arg(0),
+            flags_arg(0),
+            links_arg(0),
+            sums_arg(2),
+            flags_arg(2),
+            count_arg(),
+            work_arg(),
+            updates_arg(),
+            BufferArg::from_raw_parts(heads.clone(), (*targets).max(1)),
+            next_arg(),
+            targets_arg(),
+            slice,
+            units,
+            mask,
+            starts,
+            format,
+        ));
+        let (cubes, dim) = elementwise_geometry(client, entries);
+        for round in 0..rounds {
+            let (from, to) = (round % 2, 1 - round % 2);
+            launch_unchecked!(scatter_nd_exact_jump(
                 client,
                 cubes.clone(),
                 dim,
                 address,
-                flags_arg(),
-                sum_arg(0),
-                sum_arg(1),
-                heads_arg(),
-                next_arg(),
-                targets_arg(),
+                sums_arg(from),
+                flags_arg(from),
+                links_arg(from),
+                sums_arg(to),
+                flags_arg(to),
+                links_arg(to),
                 slice,
-                units,
-                first,
                 entries,
-                format,
-            ));
-            launch_unchecked!(scatter_nd_exact_sum(
-                client,
-                cubes.clone(),
-                dim,
-                address,
-                flags_arg(),
-                sum_arg(0),
-                sum_arg(1),
-                updates_arg(),
-                heads_arg(),
-                next_arg(),
-                targets_arg(),
-                slice,
-                units,
-                first,
-                entries,
-                format,
-            ));
-            launch_unchecked!(scatter_nd_exact_finish(
-                client,
-                cubes.clone(),
-                dim,
-                address,
-                output_arg(),
-                flags_arg(),
-                sum_arg(0),
-                sum_arg(1),
-                updates_arg(),
-                heads_arg(),
-                next_arg(),
-                targets_arg(),
-                slice,
-                units,
-                first,
-                entries,
+                mask,
                 format,
             ));
         }
+        // The listed starts are few: a grid of at most `FINISH_UNITS` units loops over them.
+        let (cubes, dim) = elementwise_geometry(client, units.min(FINISH_UNITS));
+        launch_unchecked!(scatter_nd_exact_finish(
+            client,
+            cubes,
+            dim,
+            address,
+            output_arg(),
+            sums_arg(rounds % 2),
+            flags_arg(rounds % 2),
+            sums_arg(2),
+            flags_arg(2),
+            count_arg(),
+            work_arg(),
+            targets_arg(),
+            slice,
+            mask,
+            format,
+        ));
     }
 }
+
+/// The most units of the finishing step's grid.
+const FINISH_UNITS: usize = 1 << 16;

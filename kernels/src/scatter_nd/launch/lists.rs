@@ -160,10 +160,8 @@ pub(super) unsafe fn launch_lists(
     };
     // The walks along rows sorted by target need the rows' targets only: no lists.
     let ordered = ordered_step(binding, op).filter(|_| deterministic);
-    // The listed sums hold one two's-complement sum per element, exact for fewer than 2^31
-    // terms; more rows (only on a 64-bit runtime) take the scratch's magnitudes, same bits.
-    let listed_sum = exact_sum_format(binding, op)
-        .filter(|_| strategy == ScatterStrategy::ListedDeterministic && lists.rows < (1 << 31) - 1);
+    let listed_sum =
+        exact_sum_format(binding, op).filter(|_| strategy == ScatterStrategy::ListedDeterministic);
     let link = if ordered.is_some() {
         RowLink::None
     } else if deterministic && op.is_none() {
