@@ -6,7 +6,7 @@
 
 mod common;
 
-use burn::tensor::{DType, Device, Float, Int, IntDType, Tensor, TensorData};
+use burn::tensor::{DType, Device, Distribution, Float, Int, IntDType, Tensor, TensorData};
 use burn_dml_ops::prelude::*;
 use common::*;
 use half::{bf16, f16};
@@ -346,6 +346,43 @@ fn the_input_survives_and_composes_with_later_ops() {
         x.into_data().try_to_vec::<f32>().unwrap(),
         vec![1.0, 2.0, -0.0, 0.5]
     );
+}
+
+/// Operands made on the device, as models feed them: random floats, a fused chain of
+/// arithmetic with a comparison, integers from arithmetic and from a cast, a comparison's
+/// result as integers, and a transposed view of one of them. Each count is the popcount of the
+/// operand as read back.
+#[test]
+fn device_made_operands_match_the_oracle() {
+    for device in devices() {
+        let noise = Tensor::<2, Float>::random([37, 53], Distribution::Normal(0.0, 1e4), &device);
+        let fused = noise
+            .clone()
+            .mul_scalar(3.0)
+            .add_scalar(0.25)
+            .mask_fill(noise.clone().lower_elem(-1e4), -0.0);
+        let ints = Tensor::<1, Int>::arange(0..37 * 53, &device)
+            .mul_scalar(7919)
+            .sub_scalar(100_000)
+            .reshape([37, 53]);
+        let cast = noise.clone().int();
+        let mask = noise.clone().greater_elem(0.0).int();
+        let view = ints.clone().transpose();
+        for (name, counts, operand) in [
+            ("random floats", noise.clone().bit_count(), noise.to_data()),
+            ("a fused chain", fused.clone().bit_count(), fused.to_data()),
+            ("integers", ints.clone().bit_count(), ints.to_data()),
+            ("a cast", cast.clone().bit_count(), cast.to_data()),
+            ("a comparison", mask.clone().bit_count(), mask.to_data()),
+            ("a view", view.clone().bit_count(), view.to_data()),
+        ] {
+            assert_eq!(
+                to_i64(&counts.into_data()),
+                oracle(&operand),
+                "{name} on {device:?}"
+            );
+        }
+    }
 }
 
 /// Narrow dtypes on the default wgpu path (WGSL binds no 8- or 16-bit types): counted through
