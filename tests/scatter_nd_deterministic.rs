@@ -526,6 +526,40 @@ fn products_in_order(
     out
 }
 
+/// Deterministic `Mul` of `updates` into `input` at `tuples`: the same bits on every device as
+/// Flex ([`same_everywhere`], `runs` calls), and Flex's values the products in index order.
+/// Returns Flex's values.
+fn products_everywhere(
+    input: &[f32],
+    tuples: &[i64],
+    updates: &[f32],
+    slice: usize,
+    dtype: DType,
+    runs: usize,
+    case: &str,
+) -> Vec<f64> {
+    let result = same_everywhere(
+        input,
+        tuples,
+        updates,
+        slice,
+        dtype,
+        Reduction::Mul,
+        runs,
+        case,
+    );
+    let out = values(&result);
+    let expected = products_in_order(input, tuples, updates, slice, dtype);
+    let first = (0..out.len()).find(|&i| !same_values(&out[i..=i], &expected[i..=i]));
+    assert!(
+        same_values(&out, &expected),
+        "{case}: Flex is not the product in index order; first at {first:?}: {:?} against {:?}",
+        first.map(|i| out[i]),
+        first.map(|i| expected[i]),
+    );
+    out
+}
+
 /// `a` and `b` equal as floats, NaN equal to NaN (the bits of NaN are checked by Flex).
 fn same_values(a: &[f64], b: &[f64]) -> bool {
     a.len() == b.len()
@@ -558,21 +592,7 @@ fn float_mul_multiplies_in_index_order() {
             let input: Vec<f32> = (0..targets * slice).map(|_| factor(&mut stream)).collect();
             let updates: Vec<f32> = (0..rows * slice).map(|_| factor(&mut stream)).collect();
             let case = format!("Mul {name} {dtype:?}");
-            let result = same_everywhere(
-                &input,
-                &tuples,
-                &updates,
-                slice,
-                dtype,
-                Reduction::Mul,
-                3,
-                &case,
-            );
-            let expected = products_in_order(&input, &tuples, &updates, slice, dtype);
-            assert!(
-                same_values(&values(&result), &expected),
-                "{case}: Flex is not the product in index order"
-            );
+            products_everywhere(&input, &tuples, &updates, slice, dtype, 3, &case);
         }
     }
 }
@@ -694,22 +714,7 @@ fn mul_at_the_edges_of_every_format() {
             .collect();
         let case = format!("Mul at the edges {dtype:?}");
         let tuples = [0i64, 0];
-        let result = same_everywhere(
-            &input,
-            &tuples,
-            &updates,
-            slice,
-            dtype,
-            Reduction::Mul,
-            2,
-            &case,
-        );
-        let expected = products_in_order(&input, &tuples, &updates, slice, dtype);
-        let out = values(&result);
-        assert!(
-            same_values(&out, &expected),
-            "{case}: {out:?} against {expected:?}"
-        );
+        let out = products_everywhere(&input, &tuples, &updates, slice, dtype, 2, &case);
         assert_eq!(out[0].to_bits(), 0f64.to_bits(), "{case}: +0");
         assert_eq!(out[1].to_bits(), (-0f64).to_bits(), "{case}: -0");
         assert_eq!(

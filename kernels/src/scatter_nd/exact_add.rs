@@ -24,8 +24,7 @@
 use cubecl::prelude::*;
 
 use super::exact::{
-    SumFormat, add_signed_term_at, add_signed_words, observe, round_signed_sum, widen,
-    zero_or_normal,
+    SumFormat, add_signed_term_at, add_signed_words, hardware_sum, observe, round_signed_sum, widen,
 };
 use super::indices::SKIPPED;
 use super::kernel::list_pending;
@@ -131,18 +130,27 @@ fn write_bits(output: &mut [Atomic<u32>], word: usize, shift: u32, old: u32, bit
     }
 }
 
-/// The hardware's `f32` sum of `current` and `update` bits where it is the exact sum rounded to
-/// nearest even (both zero or normal, the sum normal: no runtime's flushing of subnormals
-/// touches it), and whether it is.
+/// Writes output element `element` as the exact sum `sum` (terms' special values `flags`)
+/// plus its current value, rounded to `format`.
 #[cube]
-fn hardware_sum(current: u32, update: u32) -> (bool, u32) {
-    let sum = u32::reinterpret(f32::reinterpret(current) + f32::reinterpret(update));
-    let exponent = (sum >> 23u32) & 0xFFu32;
-    let exact = zero_or_normal(current)
-        && zero_or_normal(update)
-        && exponent != 0u32
-        && exponent != 0xFFu32;
-    (exact, sum)
+fn write_sum(
+    output: &mut [Atomic<u32>],
+    element: usize,
+    sum: &Array<u32>,
+    flags: u32,
+    #[comptime] format: SumFormat,
+) {
+    let words = comptime!(format.sum_words());
+    let (word, shift, old) = current_bits(output, element, format);
+    let current = u32::reinterpret(widen(old, format));
+    let mut total = Array::<u32>::new(words);
+    #[unroll]
+    for i in 0..words {
+        total[i] = sum[i];
+    }
+    add_signed_term_at(&mut total, 0usize, current, format);
+    let bits = round_signed_sum(&total, 0usize, observe(flags, current), format);
+    write_bits(output, word, shift, old, bits);
 }
 
 /// A start's link that says its segment's sum in this buffer is its whole chain's (see
@@ -219,11 +227,7 @@ pub fn scatter_nd_exact_segments(
             links[slot as usize] = select(stop != 0u32, stop, FINAL);
         }
     } else if stop == 0u32 {
-        let (word, shift, old) = current_bits(output, element, format);
-        let current = u32::reinterpret(widen(old, format));
-        add_signed_term_at(&mut sum, 0usize, current, format);
-        let bits = round_signed_sum(&sum, 0usize, observe(flags, current), format);
-        write_bits(output, word, shift, old, bits);
+        write_sum(output, element, &sum, flags, format);
     } else {
         // The head's segment waits beside the sums, at the slot of the start it stopped at.
         let first = stop - 1u32;
@@ -328,11 +332,7 @@ pub fn scatter_nd_exact_finish(
         add_signed_words(&mut sum, sums, entry * words, format);
         let flags = head_flags[entry] | sum_flags[entry];
         let element = targets[first as usize] as usize * slice + col;
-        let (word, shift, old) = current_bits(output, element, format);
-        let current = u32::reinterpret(widen(old, format));
-        add_signed_term_at(&mut sum, 0usize, current, format);
-        let bits = round_signed_sum(&sum, 0usize, observe(flags, current), format);
-        write_bits(output, word, shift, old, bits);
+        write_sum(output, element, &sum, flags, format);
         unit += stride;
     }
 }

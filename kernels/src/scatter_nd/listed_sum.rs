@@ -25,9 +25,7 @@ use cubecl::prelude::*;
 use super::columns::{
     Columns, GROUP_COLUMNS, columns, load_columns, load_fields, store_columns, store_fields,
 };
-use super::exact::{
-    SumFormat, add_signed_term_at, observe, round_signed_sum, widen, zero_or_normal,
-};
+use super::exact::{SumFormat, add_signed_term_at, hardware_sum, observe, round_signed_sum, widen};
 use super::indices::SKIPPED;
 use super::kernel::list_pending;
 use super::ordered::unit_position;
@@ -87,14 +85,9 @@ pub fn scatter_nd_listed_sum_heads<T: Numeric, N: Size>(
         done = true;
         #[unroll]
         for j in 0..GROUP_COLUMNS {
-            let sum = f32::reinterpret(currents[j]) + f32::reinterpret(terms[j]);
-            let exponent = (u32::reinterpret(sum) >> 23u32) & 0xFFu32;
-            let exact = zero_or_normal(currents[j])
-                && zero_or_normal(terms[j])
-                && exponent != 0u32
-                && exponent != 0xFFu32;
+            let (exact, sum) = hardware_sum(currents[j], terms[j]);
             done = done && (exact || j >= cols.count);
-            sums[j] = sum;
+            sums[j] = f32::reinterpret(sum);
         }
         if done {
             store_columns::<T, N>(output, base, cols.count, &sums);

@@ -5,7 +5,7 @@ use crate::capture::launch_unchecked;
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 
-use super::plan::ListsLaunch;
+use super::plan::{ListsLaunch, zeroed_words};
 use crate::launch::elementwise_geometry;
 use crate::scatter_nd::{
     SumFormat, scatter_nd_exact_finish, scatter_nd_exact_jump, scatter_nd_exact_segments,
@@ -69,15 +69,17 @@ pub(super) unsafe fn launch_exact_add(
     // for the heads' segments.
     let sums = [(); 3].map(|_| client.empty(entries * words * size_of::<u32>()));
     let sum_flags = [(); 3].map(|_| client.empty(entries * size_of::<u32>()));
-    let links = [(); 2].map(|_| client.create_from_slice(&vec![0u8; slots * size_of::<u32>()]));
-    let work_count = client.create_from_slice(&[0u8; 4]);
+    // SAFETY: launches over `slots` and one unit, which `address` (the scatter's) covers.
+    let links = [(); 2].map(|_| unsafe { zeroed_words(client, slots, address) });
+    let work_count = unsafe { zeroed_words(client, 1, address) };
     let work = client.empty(rows.max(1) * size_of::<u32>());
     let (data_len, update_len) = match format {
         SumFormat::F32 => (*output_len, units),
         _ => (output_len.div_ceil(2), units.div_ceil(2)),
     };
-    // A chain holds at most `starts` segments: `log2(starts)` rounds join each whole.
-    let rounds = slots.next_power_of_two().trailing_zeros() as usize;
+    // A chain holds at most `starts` segments (a power of two): `log2(starts)` rounds join each
+    // whole.
+    let rounds = slots.ilog2() as usize;
     // SAFETY (every launch): each unit guards itself against `units`, `entries` or the listed
     // heads' units; rows are below `rows` (`work` holds as many), slots of starts below
     // `starts` (the sums and flags hold `words` words and one flag for each of their `slice`

@@ -7,11 +7,11 @@ use cubecl::ir::{ElemType, FloatKind, UIntKind};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 
-use super::plan::{ListsLaunch, Walks, group_vector};
+use super::plan::{ListsLaunch, Walks, group_vector, zeroed_words};
 use crate::launch::elementwise_geometry;
 use crate::scatter_nd::{
-    GROUP_COLUMNS, SumFormat, WALK_CUBE, scatter_nd_clear, scatter_nd_listed_dispatch,
-    scatter_nd_listed_sum, scatter_nd_listed_sum_heads, scatter_nd_listed_sum_packed,
+    GROUP_COLUMNS, SumFormat, WALK_CUBE, scatter_nd_listed_dispatch, scatter_nd_listed_sum,
+    scatter_nd_listed_sum_heads, scatter_nd_listed_sum_packed,
 };
 
 /// The most rows a listed sum's walk takes per launch on a CPU driver (the columns of a group
@@ -55,7 +55,6 @@ pub(super) unsafe fn launch_listed_sum(
     };
     let vector = group_vector(client, data_elem, slice);
     let heads_vector = if data_elem.is_some() { vector } else { 1 };
-    let work_count = client.empty(size_of::<u32>());
     let work = client.empty(group_units * size_of::<u32>());
     // The launch's cube count, in a buffer of its own: wgpu refuses a dispatch that reads its
     // count from a buffer the kernel also binds, and small allocations share pooled buffers.
@@ -69,15 +68,8 @@ pub(super) unsafe fn launch_listed_sum(
     unsafe {
         let walks = Walks::new(client, rows, groups, CPU_SUM_SPAN, address);
         let span = walks.span;
+        let work_count = zeroed_words(client, 1, address);
         let (one_cube, one_dim) = elementwise_geometry(client, 1);
-        launch_unchecked!(scatter_nd_clear(
-            client,
-            one_cube.clone(),
-            one_dim,
-            address,
-            BufferArg::from_raw_parts(work_count.clone(), 1),
-            1,
-        ));
         let heads_arg = BufferArg::from_raw_parts(heads.clone(), (*targets).max(1));
         let next_arg = || BufferArg::from_raw_parts(next.clone(), rows);
         let targets_arg = || BufferArg::from_raw_parts(row_targets.clone(), rows);

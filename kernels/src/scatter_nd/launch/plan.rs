@@ -1,6 +1,7 @@
 //! What every lists method shares, at the bottom of the launchers: the checked launch
 //! ([`ListsLaunch`]), the float formats the deterministic kernels round to, the vectors a group
-//! of columns moves in, and the bounds of walks on CPU drivers ([`Walks`]).
+//! of columns moves in, buffers zeroed on the device ([`zeroed_words`]), and the bounds of walks
+//! on CPU drivers ([`Walks`]).
 
 use crate::capture::launch_unchecked;
 use cubecl::ir::{ElemType, FloatKind};
@@ -67,6 +68,28 @@ pub(super) fn group_vector(client: &Client, data_elem: Option<ElemType>, slice: 
         .unwrap_or(1)
 }
 
+/// A new buffer of `len` u32, zeroed on the device (no upload from the host).
+///
+/// # Safety
+///
+/// `address` fits a launch over `len` units.
+pub(super) unsafe fn zeroed_words(client: &Client, len: usize, address: AddressType) -> Handle {
+    let handle = client.empty(len * size_of::<u32>());
+    let (cubes, dim) = elementwise_geometry(client, len);
+    // SAFETY: `handle` holds `len` u32; the kernel guards its units against `len`.
+    unsafe {
+        launch_unchecked!(scatter_nd_clear(
+            client,
+            cubes,
+            dim,
+            address,
+            BufferArg::from_raw_parts(handle.clone(), len),
+            len,
+        ));
+    }
+    handle
+}
+
 /// The walks' bounds: at most `span` rows per launch (all of them on runtimes with plane
 /// operations; CPU drivers stop a shader's loops after 65,535 iterations in all, so there
 /// `cpu_span`), and the list of walks that go on past the first launch: a walk longer than
@@ -93,27 +116,19 @@ impl Walks {
     ) -> Self {
         let span = if has_planes(client) { rows } else { cpu_span };
         let capacity = (rows / span * per_row).max(1);
-        let walks = Self {
+        // The count is only read where walks resume (`span < rows`).
+        let count = if span < rows {
+            // SAFETY: one unit, as the caller's `address` allows.
+            unsafe { zeroed_words(client, 1, address) }
+        } else {
+            client.empty(size_of::<u32>())
+        };
+        Self {
             span,
             capacity,
-            count: client.empty(size_of::<u32>()),
+            count,
             list: client.empty(capacity * size_of::<u32>()),
-        };
-        if span < rows {
-            let (cubes, dim) = elementwise_geometry(client, 1);
-            // SAFETY: `count` holds one u32; the unit guards itself against 1.
-            unsafe {
-                launch_unchecked!(scatter_nd_clear(
-                    client,
-                    cubes,
-                    dim,
-                    address,
-                    BufferArg::from_raw_parts(walks.count.clone(), 1),
-                    1,
-                ));
-            }
         }
-        walks
     }
 
     /// The geometry of a launch over every unit, or with `resume` over the listed ones, in
