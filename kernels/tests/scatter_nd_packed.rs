@@ -704,8 +704,8 @@ fn deterministic_packed_data_matches_the_host() {
     );
 }
 
-/// Deterministic `Add` by both of its strategies, scratch and atomics or walks along each
-/// target's list of rows (which CPU drivers take): on f32 and on 16-bit floats (packed where
+/// Deterministic `Add` by both of its strategies, segments of each target's list of rows walked
+/// side by side or walks along the whole list (which CPU drivers take): on f32 and on 16-bit floats (packed where
 /// the runtime cannot bind them), two targets of 20,000 rows each (longer than a walk's span on
 /// CPU drivers, so the walks resume over launches) and one of a single row, the same bits as
 /// each other and as the correctly rounded sum, exact in f64 here.

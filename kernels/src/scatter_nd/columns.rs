@@ -1,9 +1,9 @@
-//! Groups of columns: the CPU drivers' deterministic kernels give each unit one row (an update
-//! row, or a position among the rows sorted by target) and [`GROUP_COLUMNS`] consecutive
-//! columns of it, which it reads and writes in vectors where whole vectors tile the slice. CPU
-//! drivers run every instruction of a kernel for each group of lanes and load or store lane by
-//! lane, so one test of the row serves the group and one load of four lanes costs little more
-//! than one of one.
+//! Groups of columns: the deterministic kernels other than the exact sums by segments give
+//! each unit one row (an update row, or a position among the rows sorted by target) and
+//! [`GROUP_COLUMNS`] consecutive columns of it, which it reads and writes in vectors where
+//! whole vectors tile the slice. One test of the row serves the group, and CPU drivers, which
+//! run every instruction of a kernel for each group of lanes and load or store lane by lane,
+//! pay little more for a load of four lanes than for one of one.
 
 use cubecl::prelude::*;
 

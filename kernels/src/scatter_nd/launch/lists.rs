@@ -228,9 +228,7 @@ pub(super) unsafe fn launch_lists(
         let heads_arg = || BufferArg::from_raw_parts(heads.clone(), lists_len);
         let next_arg = || BufferArg::from_raw_parts(next.clone(), rows);
         let targets_arg = || BufferArg::from_raw_parts(row_targets.clone(), rows);
-        if let (ScatterStrategy::ListedDeterministic, None, DataBinding::Typed(data_elem)) =
-            (strategy, op, binding)
-        {
+        if let (true, None, DataBinding::Typed(data_elem)) = (deterministic, op, binding) {
             // The latest rows' groups of columns, in vectors that tile the slice.
             let vector = group_vector(client, Some(data_elem), slice);
             let groups = slice.div_ceil(GROUP_COLUMNS);

@@ -40,17 +40,17 @@ pub enum ScatterStrategy {
     SegmentedLists,
     /// [`Lists`](Self::Lists) whose result is a function of the inputs alone, one list per
     /// target: an `Assign` list keeps only its latest row in index order (linked with an atomic
-    /// maximum), a float `Add` sums each element's updates exactly and rounds once, a float `Mul`
-    /// (and `f64` `Add`) combines them in index order; the other reductions are exact in any
-    /// order and walk as in `Lists`.
+    /// maximum), whose groups of columns move in vectors; a float `Add` sums each element's
+    /// updates exactly and rounds once, walking segments of each list side by side and joining
+    /// them by pointer jumping; a float `Mul` (and `f64` `Add`) combines them in index order;
+    /// the other reductions are exact in any order and walk as in `Lists`.
     Deterministic,
     /// [`Deterministic`](Self::Deterministic) with float `Add`'s exact sum taken along each
-    /// target's list of rows (the unit of the list's head walks it, per group of columns)
-    /// instead of with scratch per element and atomics, and `Assign` moving each latest row's
-    /// groups of columns: the same bits. The choice of CPU drivers, which pay for each pass
-    /// over the updates, and for every instruction of a kernel whichever branch a unit takes,
-    /// more than for a long walk; GPUs run the walks of hot targets on few units. Its walks
-    /// launch with a size computed on the device, which CUDA reads back first (a sync).
+    /// target's whole list (the unit of the list's head walks it, per group of columns) instead
+    /// of by segments: the same bits. The choice of CPU drivers, which pay for every
+    /// instruction of a kernel whichever branch a unit takes, and for each launch, more than
+    /// for a long walk from their caches; GPUs run the walks of hot targets on few units. Its
+    /// walks launch with a size computed on the device, which CUDA reads back first (a sync).
     ListedDeterministic,
 }
 
