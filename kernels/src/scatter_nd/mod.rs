@@ -56,7 +56,9 @@ mod split;
 
 pub use columns::GROUP_COLUMNS;
 pub use exact::SumFormat;
-pub use exact_add::{scatter_nd_exact_finish, scatter_nd_exact_jump, scatter_nd_exact_segments};
+pub use exact_add::{
+    JUMP_FAN, scatter_nd_exact_finish, scatter_nd_exact_jump, scatter_nd_exact_segments,
+};
 pub use indices::{IndexRead, scatter_nd_resolve_indices};
 pub use kernel::{
     ReduceOp, RowLink, scatter_nd_assign, scatter_nd_atomic, scatter_nd_clear,

@@ -8,16 +8,16 @@ use cubecl::server::Handle;
 use super::plan::{ListsLaunch, zeroed_words};
 use crate::launch::elementwise_geometry;
 use crate::scatter_nd::{
-    SumFormat, scatter_nd_exact_finish, scatter_nd_exact_jump, scatter_nd_exact_segments,
+    JUMP_FAN, SumFormat, scatter_nd_exact_finish, scatter_nd_exact_jump, scatter_nd_exact_segments,
 };
 
 /// How the lists of `rows` rows are cut into segments for the exact sums: the hash's `mask`
 /// (`2^k - 1`, with `2^k` the smallest power of two of at least `rows`) and `starts`, the slots
 /// that start a segment (`2^(k - bits)`, so that about one row in `2^bits` starts one). A walk
-/// takes about `2^bits` rows and each of the `k - bits` rounds of jumps reads the sums of every
-/// slot: `bits` about `k / 3` (4 to 8) balances the two. None below 256 rows, where no walk is
-/// long; fewer where the sums of `slice` columns of `words` words a start would not fit one
-/// binding.
+/// takes about `2^bits` rows and each of the `(k - bits) / 2` rounds of jumps reads the sums of
+/// every slot: `bits` about `k / 3` (4 to 8) balances the two. None below 256 rows, where no
+/// walk is long; fewer where the sums of `slice` columns of `words` words a start would not fit
+/// one binding.
 fn segments(client: &Client, rows: usize, slice: usize, words: usize) -> (u32, u32) {
     let k = usize::BITS - rows.saturating_sub(1).leading_zeros();
     let mask = u32::try_from((1u64 << k) - 1).expect("rows below 2^32");
@@ -77,9 +77,9 @@ pub(super) unsafe fn launch_exact_add(
         SumFormat::F32 => (*output_len, units),
         _ => (output_len.div_ceil(2), units.div_ceil(2)),
     };
-    // A chain holds at most `starts` segments (a power of two): `log2(starts)` rounds join each
-    // whole.
-    let rounds = slots.ilog2() as usize;
+    // A chain holds at most `starts` segments (a power of two): `log4(starts)` rounds, rounded
+    // up, join each whole.
+    let rounds = slots.ilog2().div_ceil(JUMP_FAN.ilog2()) as usize;
     // SAFETY (every launch): each unit guards itself against `units`, `entries` or the listed
     // heads' units; rows are below `rows` (`work` holds as many), slots of starts below
     // `starts` (the sums and flags hold `words` words and one flag for each of their `slice`
