@@ -59,11 +59,12 @@ fn field_of(index: usize, #[comptime] format: SumFormat) -> (usize, u32, u32) {
     )
 }
 
-/// The `f32` bits of element `index` of `format` in `words` (see [`field_of`]).
+/// The `f32` bits of element `index` of `format` from `word`, the word that holds it (see
+/// [`field_of`]).
 #[cube]
-fn term_at(words: &[u32], index: usize, #[comptime] format: SumFormat) -> u32 {
-    let (word, shift, mask) = field_of(index, format);
-    u32::reinterpret(widen((words[word] >> shift) & mask, format))
+fn term_in(word: u32, index: usize, #[comptime] format: SumFormat) -> u32 {
+    let (_, shift, mask) = field_of(index, format);
+    u32::reinterpret(widen((word >> shift) & mask, format))
 }
 
 /// A zeroed two's-complement sum of `format`'s words.
@@ -78,35 +79,70 @@ fn zero_sum(#[comptime] format: SumFormat) -> Array<u32> {
     sum
 }
 
+/// One step of [`walk_segment`] at row `member`, whose term's word `word` and link `link` are
+/// loaded: loads the word and link of the row it links to (where the segment stops there, of
+/// `member` again, whose link is then the stop's) and adds `member`'s term to `sum`. Returns
+/// whether the segment stops after `member`, the next step's row, word and link, and
+/// `member`'s term.
+#[cube]
+fn walk_step(
+    sum: &mut Array<u32>,
+    updates: &[u32],
+    next: &[u32],
+    at: (usize, u32, u32),
+    place: (usize, usize),
+    cut: (u32, u32),
+    #[comptime] format: SumFormat,
+) -> (bool, (usize, u32, u32), u32) {
+    let (member, word, link) = at;
+    let (col, slice) = place;
+    let (mask, starts) = cut;
+    let stop = link == 0u32 || segment_slot(link - 1u32, mask) < starts;
+    let following = select(stop, member, (link - 1u32) as usize);
+    let (following_at, _, _) = field_of(following * slice + col, format);
+    let loaded = (following, updates[following_at], next[following]);
+    let term = term_in(word, member * slice + col, format);
+    add_signed_term_at(sum, 0usize, term, format);
+    (stop, loaded, term)
+}
+
 /// Adds to `sum` column `col` of the rows of the segment that row `first` starts, following
 /// `next` to the list's end or the next row whose slot is below `starts`; returns the terms'
 /// special values and the link where the walk stopped (0 at the list's end). Every link points
-/// to a row pushed earlier, so the walk ends.
+/// to a row pushed earlier, so the walk ends. Each step loads the next row's word and link
+/// before adding its own term, so that a step waits for one link's load, not for a link's and
+/// then a term's; two steps a turn let the compiler keep each loaded word where it lands.
 #[cube]
 fn walk_segment(
     sum: &mut Array<u32>,
     updates: &[u32],
     next: &[u32],
     first: usize,
-    col: usize,
-    slice: usize,
-    mask: u32,
-    starts: u32,
+    place: (usize, usize),
+    cut: (u32, u32),
     #[comptime] format: SumFormat,
 ) -> (u32, u32) {
-    let mut link = first as u32 + 1u32;
+    let (col, slice) = place;
+    let (first_at, _, _) = field_of(first * slice + col, format);
+    // The row a step adds, its word and its link; after the stop, the stop's link.
+    let mut at = (first, updates[first_at], next[first]);
     let mut flags = 0u32;
     loop {
-        let member = (link - 1u32) as usize;
-        let term = term_at(updates, member * slice + col, format);
+        let (stop, loaded, term) = walk_step(sum, updates, next, at, place, cut, format);
         flags = observe(flags, term);
-        add_signed_term_at(sum, 0usize, term, format);
-        link = next[member];
-        if link == 0u32 || segment_slot(link - 1u32, mask) < starts {
+        at = loaded;
+        if stop {
+            break;
+        }
+        let (stop, loaded, term) = walk_step(sum, updates, next, at, place, cut, format);
+        flags = observe(flags, term);
+        at = loaded;
+        if stop {
             break;
         }
     }
-    (flags, link)
+    let (_, _, stopped) = at;
+    (flags, stopped)
 }
 
 /// Where output element `element` lies (see [`field_of`]) and its current bits.
@@ -215,7 +251,13 @@ pub fn scatter_nd_exact_segments(
     let words = comptime!(format.sum_words());
     let mut sum = zero_sum(format);
     let (flags, stop) = walk_segment(
-        &mut sum, updates, next, row, col, slice, mask, starts, format,
+        &mut sum,
+        updates,
+        next,
+        row,
+        (col, slice),
+        (mask, starts),
+        format,
     );
     if !head {
         let entry = slot as usize * slice + col;
