@@ -286,7 +286,7 @@ pub fn scatter_nd_exact_segments(
     }
 }
 
-/// How many segments a round of [`scatter_nd_exact_jump`] joins into one: a start adds the
+/// How many segments a round of [`scatter_nd_exact_jump()`] joins into one: a start adds the
 /// sums of the next `JUMP_FAN - 1` starts of its chain. Four moves the fewest bytes over the
 /// rounds (`(fan + 1) / log2(fan)` sums per start and doubling of the span: 2.5, against 3 for
 /// pairs) in half the launches of pairs.
