@@ -330,7 +330,6 @@ pub fn scatter_nd_exact_jump(
     let mut flags = sum_flags[entry];
     let mut joined = 0u32;
     if link != FINAL {
-        // A start whose link is 0 holds its whole chain in both buffers.
         let mut hop = link;
         #[unroll]
         for _ in 1..JUMP_FAN {
@@ -339,6 +338,7 @@ pub fn scatter_nd_exact_jump(
                 let other_entry = other * slice + col;
                 add_signed_words(&mut sum, sums, other_entry * words, format);
                 flags |= sum_flags[other_entry];
+                // A start whose link is 0 holds its whole chain in both buffers.
                 let after = links[other];
                 hop = select(after == 0u32, FINAL, after);
             }

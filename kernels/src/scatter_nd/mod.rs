@@ -21,8 +21,8 @@
 //!
 //! - **Deterministic**: a result that depends on the operands alone. `Assign` lists keep only
 //!   their latest row in index order (an atomic maximum), whose groups of columns move in
-//!   vectors (`latest.rs`); float `Add` sums exactly on a fixed integer grid per
-//!   format, walking segments of each target's list side by side, and rounds once
+//!   vectors (`latest.rs`); float `Add` sums exactly on a fixed integer grid per format,
+//!   walking segments of each target's list side by side, and rounds once
 //!   (`scatter_nd_exact_*`, see `exact_add.rs`), or with
 //!   [`ScatterStrategy::ListedDeterministic`] (CPU drivers) the same sum along each target's
 //!   whole list (`scatter_nd_listed_sum*`, see `listed_sum.rs`); float `Mul` and
