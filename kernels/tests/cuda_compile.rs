@@ -41,7 +41,7 @@ use common::{INTEGERS, WIDTHS};
 use cuda::{CapturedSource, Nvrtc, Resources, Types, sm90_properties};
 
 /// Every `#[cube(launch_unchecked)]` kernel function of the crate.
-const KERNELS: [&str; 39] = [
+const KERNELS: [&str; 38] = [
     "bit_count_kernel",
     "bit_count_words_kernel",
     "compress_gather_packed",
@@ -68,7 +68,6 @@ const KERNELS: [&str; 39] = [
     "scatter_nd_listed_dispatch",
     "scatter_nd_listed_sum",
     "scatter_nd_listed_sum_heads",
-    "scatter_nd_listed_sum_packed",
     "scatter_nd_merge_runs",
     "scatter_nd_ordered_f64",
     "scatter_nd_ordered_packed",
@@ -382,7 +381,6 @@ fn every_kernel(client: &Client) -> BTreeMap<String, CapturedSource> {
                 "scatter_nd_listed_sum_heads",
                 "scatter_nd_listed_dispatch",
                 "scatter_nd_listed_sum",
-                "scatter_nd_listed_sum_packed",
                 "scatter_nd_reduce_lists_split",
                 "scatter_nd_segment_lists_packed",
                 "scatter_nd_segment_lists_split",

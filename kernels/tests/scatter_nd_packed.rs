@@ -906,11 +906,11 @@ fn deterministic_16_bit_floats_move_bits() {
                 };
                 let kernels = scatter.built_kernels(&client);
                 let packed = match op {
-                    // Reads and writes 32-bit words only, whatever the format.
+                    // Both `Add` kernels read and write 32-bit words only, whatever the format.
                     ReduceOp::Add if strategy == ScatterStrategy::Deterministic => {
                         "ScatterNdExactFinish"
                     }
-                    ReduceOp::Add => "ScatterNdListedSumPacked",
+                    ReduceOp::Add => "ScatterNdListedSum",
                     _ => "ScatterNdOrderedPacked",
                 };
                 assert!(

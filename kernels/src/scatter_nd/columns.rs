@@ -34,9 +34,10 @@ pub(super) fn columns(unit: usize, slice: usize, groups: usize) -> Columns {
 }
 
 /// The `f32` bits of the group's `count` columns of the slice whose first column is element
-/// `element` of `data` (zeros past them): typed data one element a lane, `packed` data two a
-/// 32-bit lane. With vectors of several lanes the caller keeps `element` and the slice a
-/// multiple of a vector's elements, so that whole vectors cover the columns.
+/// `element` of `data` (zeros past them): typed data one element a lane; data in words
+/// (`packed`) one `f32` or two 16-bit fields a 32-bit lane. With vectors of several lanes the
+/// caller keeps `element` and the slice a multiple of a vector's elements, so that whole
+/// vectors cover the columns.
 #[cube]
 pub(super) fn load_columns<T: Numeric, N: Size>(
     data: &[Vector<T, N>],
@@ -45,8 +46,9 @@ pub(super) fn load_columns<T: Numeric, N: Size>(
     #[comptime] packed: Option<SumFormat>,
 ) -> Array<u32> {
     let lanes = data.vector_size();
-    let per_lane = comptime!(if packed.is_some() { 2 } else { 1 });
+    let per_lane = comptime!(fields_per_word(packed));
     let per_vector = comptime!(lanes * per_lane);
+    let format = comptime!(packed.unwrap_or(SumFormat::F32));
     let mut terms = Array::<u32>::new(GROUP_COLUMNS);
     #[unroll]
     for j in 0..GROUP_COLUMNS {
@@ -58,10 +60,8 @@ pub(super) fn load_columns<T: Numeric, N: Size>(
             if j < count {
                 let at = element + j;
                 if comptime!(packed.is_some()) {
-                    let word = u32::cast_from(data[at / 2usize].extract(0usize));
-                    let half = (word >> (((at % 2usize) as u32) * 16u32)) & 0xFFFFu32;
-                    terms[j] =
-                        u32::reinterpret(widen(half, comptime!(packed.unwrap_or(SumFormat::F16))));
+                    let word = u32::cast_from(data[at / per_lane].extract(0usize));
+                    terms[j] = u32::reinterpret(widen(field(word, at, format), format));
                 } else {
                     terms[j] = typed_term::<T>(data[at].extract(0usize));
                 }
@@ -77,11 +77,12 @@ pub(super) fn load_columns<T: Numeric, N: Size>(
                 for lane in 0..lanes {
                     let column = comptime!(v * per_vector + lane * per_lane);
                     if comptime!(packed.is_some()) {
-                        let format = comptime!(packed.unwrap_or(SumFormat::F16));
                         let word = u32::cast_from(value.extract(lane));
-                        terms[column] = u32::reinterpret(widen(word & 0xFFFFu32, format));
-                        terms[comptime!(column + 1)] =
-                            u32::reinterpret(widen(word >> 16u32, format));
+                        #[unroll]
+                        for f in 0..per_lane {
+                            terms[comptime!(column + f)] =
+                                u32::reinterpret(widen(field(word, f, format), format));
+                        }
                     } else {
                         terms[column] = typed_term::<T>(value.extract(lane));
                     }
@@ -90,6 +91,26 @@ pub(super) fn load_columns<T: Numeric, N: Size>(
         }
     }
     terms
+}
+
+/// Elements of data in words (`packed`: its format) per 32-bit word: two 16-bit fields, or one
+/// `f32` (typed data, `None`, one a lane too).
+fn fields_per_word(packed: Option<SumFormat>) -> usize {
+    match packed {
+        Some(SumFormat::F16 | SumFormat::BF16) => 2,
+        _ => 1,
+    }
+}
+
+/// The field of element `at` of `format` in `word`, the word that holds it: 16 bits, the low
+/// ones for an even element, or for `f32` the whole word.
+#[cube]
+fn field(word: u32, at: usize, #[comptime] format: SumFormat) -> u32 {
+    let mut bits = word;
+    if comptime!(format != SumFormat::F32) {
+        bits = (word >> (((at % 2usize) as u32) * 16u32)) & 0xFFFFu32;
+    }
+    bits
 }
 
 /// Stores the group's `count` columns `values` to the typed slice whose first column is element
@@ -125,27 +146,32 @@ pub(super) fn store_columns<T: Numeric, N: Size>(
     }
 }
 
-/// The bits of the group's `count` 16-bit fields of packed data from element `element` on
-/// (zeros past them). Only the unit of a group writes its fields during a launch, so the loads
-/// see their current bits.
+/// The bits of the group's `count` fields of data in words of `format` (see [`field`]) from
+/// element `element` on (zeros past them). Only the unit of a group writes its fields during a
+/// launch, so the loads see their current bits.
 #[cube]
-pub(super) fn load_fields(output: &[Atomic<u32>], element: usize, count: usize) -> Array<u32> {
+pub(super) fn load_fields(
+    output: &[Atomic<u32>],
+    element: usize,
+    count: usize,
+    #[comptime] format: SumFormat,
+) -> Array<u32> {
+    let per_word = comptime!(fields_per_word(Some(format)));
     let mut fields = Array::<u32>::new(GROUP_COLUMNS);
     #[unroll]
     for j in 0..GROUP_COLUMNS {
         fields[j] = 0u32;
         if j < count {
             let at = element + j;
-            let shift = ((at % 2usize) as u32) * 16u32;
-            fields[j] = (output[at / 2usize].load() >> shift) & 0xFFFFu32;
+            fields[j] = field(output[at / per_word].load(), at, format);
         }
     }
     fields
 }
 
-/// Writes `fields` over the group's `count` 16-bit fields of packed data from element `element`
-/// on, which hold `old`: each change XORed into its word, which leaves the word's other field
-/// as its own unit sets it.
+/// Writes `fields` over the group's `count` fields of data in words of `format` from element
+/// `element` on, which hold `old`: each change XORed into its word, which leaves a word's other
+/// field as its own unit sets it.
 #[cube]
 pub(super) fn store_fields(
     output: &mut [Atomic<u32>],
@@ -153,13 +179,15 @@ pub(super) fn store_fields(
     count: usize,
     old: &Array<u32>,
     fields: &Array<u32>,
+    #[comptime] format: SumFormat,
 ) {
+    let per_word = comptime!(fields_per_word(Some(format)));
     #[unroll]
     for j in 0..GROUP_COLUMNS {
         if j < count && fields[j] != old[j] {
             let at = element + j;
-            let shift = ((at % 2usize) as u32) * 16u32;
-            output[at / 2usize].fetch_xor((fields[j] ^ old[j]) << shift);
+            let shift = ((at % per_word) as u32) * 16u32;
+            output[at / per_word].fetch_xor((fields[j] ^ old[j]) << shift);
         }
     }
 }

@@ -12,7 +12,8 @@
 //! short code: the head of a list of one row adds its `f32` update with the hardware, where
 //! that is the exact sum rounded (no value subnormal, infinite or NaN), and every other head
 //! unit is listed for [`scatter_nd_listed_sum()`], which runs over the listed units only (a
-//! launch sized on the device by [`scatter_nd_listed_dispatch()`]).
+//! launch sized on the device by [`scatter_nd_listed_dispatch()`]) and reads and writes the
+//! data as 32-bit words whatever the format.
 //!
 //! A walk takes at most `span` rows per launch (CPU drivers end a shader's loops after 65,535
 //! iterations in all): a longer one lists its unit in the first launch, keeping its state (the
@@ -127,19 +128,18 @@ fn cursor_row(cursor: u32, rows: usize) -> (usize, bool) {
 }
 
 /// One pass of a walk over at most `span` rows of a list, from `cursor` on: adds the updates
-/// to `sums` ([`SumFormat::sum_words`] words per column) and folds their special values into
-/// `flags` (one word per column). Returns the cursor past them.
+/// (in words of `format`) to `sums` ([`SumFormat::sum_words`] words per column) and folds their
+/// special values into `flags` (one word per column). Returns the cursor past them.
 #[cube]
-fn walk_list<T: Numeric, N: Size>(
+fn walk_list<N: Size>(
     flags: &mut Array<u32>,
     sums: &mut Array<u32>,
-    updates: &[Vector<T, N>],
+    updates: &[Vector<u32, N>],
     next: &[u32],
     window: (u32, usize),
     slice: usize,
     cols: &Columns,
     #[comptime] format: SumFormat,
-    #[comptime] packed: bool,
 ) -> u32 {
     let words = comptime!(format.sum_words());
     let (mut cursor, span) = window;
@@ -147,11 +147,11 @@ fn walk_list<T: Numeric, N: Size>(
     let mut taken = 0usize;
     let (mut row, mut valid) = cursor_row(cursor, rows);
     while valid && taken < span {
-        let terms = load_columns::<T, N>(
+        let terms = load_columns::<u32, N>(
             updates,
             row * slice + cols.first,
             cols.count,
-            comptime!(packed.then_some(format)),
+            comptime!(Some(format)),
         );
         #[unroll]
         for j in 0..GROUP_COLUMNS {
@@ -175,8 +175,8 @@ fn walk_list<T: Numeric, N: Size>(
 /// walks that go on (its launch position when they resume), where `flags_state`, `sums_state`
 /// and `cursors` keep their state.
 #[cube]
-fn sum_step<T: Numeric, N: Size>(
-    updates: &[Vector<T, N>],
+fn sum_step<N: Size>(
+    updates: &[Vector<u32, N>],
     next: &[u32],
     pending_count: &mut [Atomic<u32>],
     pending: &mut [u32],
@@ -191,7 +191,6 @@ fn sum_step<T: Numeric, N: Size>(
     bits: &mut Array<u32>,
     #[comptime] resume: bool,
     #[comptime] format: SumFormat,
-    #[comptime] packed: bool,
 ) -> bool {
     let words = comptime!(format.sum_words());
     let sum_len = comptime!(GROUP_COLUMNS * format.sum_words());
@@ -224,7 +223,7 @@ fn sum_step<T: Numeric, N: Size>(
     }
     let mut write = false;
     if cursor != 0u32 {
-        cursor = walk_list::<T, N>(
+        cursor = walk_list::<N>(
             &mut flags,
             &mut sums,
             updates,
@@ -233,7 +232,6 @@ fn sum_step<T: Numeric, N: Size>(
             slice,
             cols,
             format,
-            packed,
         );
         // A first walk that goes on takes a slot; a resumed one keeps its own, where an ended
         // walk leaves a cursor of 0.
@@ -291,72 +289,15 @@ fn listed_unit(
     (unit, cols, base, works)
 }
 
-/// Listed sums, step 3 on: a launch of the walks over typed data (see the module docs);
-/// `groups` groups of columns per row, `units = rows * groups`. The launch runs the units on
-/// `listed` (in the first launch those [`scatter_nd_listed_sum_heads()`] listed, with `resume`
-/// those listed in `pending`); `pending` is where the first launch lists the walks that go on,
-/// and the state buffers hold their state by slot.
+/// Listed sums, step 3 on: a launch of the walks (see the module docs) over data in 32-bit
+/// words of `format` (`f32` one to a word, `f16`/`bf16` two); `groups` groups of columns per
+/// row, `units = rows * groups`. The launch runs the units on `listed` (in the first launch
+/// those [`scatter_nd_listed_sum_heads()`] listed, with `resume` those listed in `pending`);
+/// `pending` is where the first launch lists the walks that go on, and the state buffers hold
+/// their state by slot. A unit XORs the change of each of its fields into its word, which
+/// leaves a word's other field as its own unit sets it.
 #[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
-pub fn scatter_nd_listed_sum<T: Numeric, N: Size>(
-    output: &mut [Vector<T, N>],
-    updates: &[Vector<T, N>],
-    next: &[u32],
-    targets: &[u32],
-    listed_count: &mut [Atomic<u32>],
-    listed: &mut [u32],
-    pending_count: &mut [Atomic<u32>],
-    pending: &mut [u32],
-    flags: &mut [u32],
-    sums: &mut [u32],
-    cursors: &mut [u32],
-    slice: usize,
-    groups: usize,
-    units: usize,
-    span: usize,
-    #[comptime] resume: bool,
-    #[comptime] format: SumFormat,
-    #[define(T)] _data: ElemType,
-) {
-    let (unit, cols, base, works) =
-        listed_unit(targets, listed_count, listed, (slice, groups, units));
-    if !works {
-        terminate!();
-    }
-    let current = load_columns::<T, N>(&*output, base, cols.count, comptime!(None::<SumFormat>));
-    let mut bits = Array::<u32>::new(GROUP_COLUMNS);
-    let write = sum_step::<T, N>(
-        updates,
-        next,
-        pending_count,
-        pending,
-        flags,
-        sums,
-        cursors,
-        unit,
-        span,
-        slice,
-        &cols,
-        &current,
-        &mut bits,
-        resume,
-        format,
-        false,
-    );
-    if write {
-        let mut values = Array::<f32>::new(GROUP_COLUMNS);
-        #[unroll]
-        for j in 0..GROUP_COLUMNS {
-            values[j] = widen(bits[j], format);
-        }
-        store_columns::<T, N>(output, base, cols.count, &values);
-    }
-}
-
-/// [`scatter_nd_listed_sum()`] over `f16`/`bf16` packed two to a `u32` word: a unit XORs the
-/// change of each of its fields into its word, which leaves the other field as its own unit
-/// sets it.
-#[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
-pub fn scatter_nd_listed_sum_packed<N: Size>(
+pub fn scatter_nd_listed_sum<N: Size>(
     output: &mut [Atomic<u32>],
     updates: &[Vector<u32, N>],
     next: &[u32],
@@ -380,14 +321,14 @@ pub fn scatter_nd_listed_sum_packed<N: Size>(
     if !works {
         terminate!();
     }
-    let old = load_fields(&*output, base, cols.count);
+    let old = load_fields(&*output, base, cols.count, format);
     let mut current = Array::<u32>::new(GROUP_COLUMNS);
     let mut bits = Array::<u32>::new(GROUP_COLUMNS);
     #[unroll]
     for j in 0..GROUP_COLUMNS {
         current[j] = u32::reinterpret(widen(old[j], format));
     }
-    let write = sum_step::<u32, N>(
+    let write = sum_step::<N>(
         updates,
         next,
         pending_count,
@@ -403,9 +344,8 @@ pub fn scatter_nd_listed_sum_packed<N: Size>(
         &mut bits,
         resume,
         format,
-        true,
     );
     if write {
-        store_fields(output, base, cols.count, &old, &bits);
+        store_fields(output, base, cols.count, &old, &bits, format);
     }
 }

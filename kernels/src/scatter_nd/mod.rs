@@ -73,7 +73,6 @@ pub use launch::{
 };
 pub use listed_sum::{
     WALK_CUBE, scatter_nd_listed_dispatch, scatter_nd_listed_sum, scatter_nd_listed_sum_heads,
-    scatter_nd_listed_sum_packed,
 };
 pub use ordered::{
     SORT_RUN, scatter_nd_merge_runs, scatter_nd_ordered_f64, scatter_nd_ordered_packed,

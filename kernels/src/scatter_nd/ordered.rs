@@ -378,7 +378,7 @@ pub fn scatter_nd_ordered_packed<N: Size>(
     if !active {
         terminate!();
     }
-    let old = load_fields(&*output, base, cols.count);
+    let old = load_fields(&*output, base, cols.count, format);
     let mut acc = Array::<u32>::new(GROUP_COLUMNS);
     let mut bits = Array::<u32>::new(GROUP_COLUMNS);
     #[unroll]
@@ -391,5 +391,5 @@ pub fn scatter_nd_ordered_packed<N: Size>(
     multiply_rows::<u32, N>(
         &mut acc, &mut bits, updates, order, range, slice, &cols, format, packed,
     );
-    store_fields(output, base, cols.count, &old, &bits);
+    store_fields(output, base, cols.count, &old, &bits, format);
 }

@@ -11,16 +11,17 @@ use super::plan::{ListsLaunch, Walks, group_vector, zeroed_words};
 use crate::launch::elementwise_geometry;
 use crate::scatter_nd::{
     GROUP_COLUMNS, SumFormat, WALK_CUBE, scatter_nd_listed_dispatch, scatter_nd_listed_sum,
-    scatter_nd_listed_sum_heads, scatter_nd_listed_sum_packed,
+    scatter_nd_listed_sum_heads,
 };
 
 /// The most rows a listed sum's walk takes per launch on a CPU driver (the columns of a group
 /// share each step), below the 65,535 iterations its loops may run.
 const CPU_SUM_SPAN: usize = 1 << 15;
 
-/// The exact sum rounded to `format` of each target's value and updates, on data typed as
-/// `data_elem` or packed two to a word (`None`), from the lists `heads` and `next` (one per
-/// target, linked by `scatter_nd_link_rows`) and the rows' targets.
+/// The exact sum rounded to `format` of each target's value and updates, from the lists
+/// `heads` and `next` (one per target, linked by `scatter_nd_link_rows`) and the rows'
+/// targets. The heads' pass reads data typed as `data_elem` (`f32`) or 16-bit floats packed
+/// two to a word (`None`); the walks read and write 32-bit words of either.
 ///
 /// # Safety
 ///
@@ -141,57 +142,30 @@ pub(super) unsafe fn launch_listed_sum(
             let flags = BufferArg::from_raw_parts(flags.clone(), flags_len);
             let sums = BufferArg::from_raw_parts(sums.clone(), sum_len);
             let cursors = BufferArg::from_raw_parts(cursors.clone(), walks.capacity);
-            match data_elem {
-                Some(elem) => launch_unchecked!(scatter_nd_listed_sum(
-                    client,
-                    cubes,
-                    dim,
-                    address,
-                    vector,
-                    BufferArg::from_raw_parts(output.clone(), data_len),
-                    BufferArg::from_raw_parts(updates.clone(), update_len),
-                    next_arg(),
-                    targets_arg(),
-                    listed_count,
-                    listed,
-                    pending_count,
-                    pending,
-                    flags,
-                    sums,
-                    cursors,
-                    slice,
-                    groups,
-                    group_units,
-                    span,
-                    !start,
-                    format,
-                    elem,
-                )),
-                None => launch_unchecked!(scatter_nd_listed_sum_packed(
-                    client,
-                    cubes,
-                    dim,
-                    address,
-                    vector,
-                    BufferArg::from_raw_parts(output.clone(), data_len),
-                    BufferArg::from_raw_parts(updates.clone(), update_len),
-                    next_arg(),
-                    targets_arg(),
-                    listed_count,
-                    listed,
-                    pending_count,
-                    pending,
-                    flags,
-                    sums,
-                    cursors,
-                    slice,
-                    groups,
-                    group_units,
-                    span,
-                    !start,
-                    format,
-                )),
-            }
+            launch_unchecked!(scatter_nd_listed_sum(
+                client,
+                cubes,
+                dim,
+                address,
+                vector,
+                BufferArg::from_raw_parts(output.clone(), data_len),
+                BufferArg::from_raw_parts(updates.clone(), update_len),
+                next_arg(),
+                targets_arg(),
+                listed_count,
+                listed,
+                pending_count,
+                pending,
+                flags,
+                sums,
+                cursors,
+                slice,
+                groups,
+                group_units,
+                span,
+                !start,
+                format,
+            ));
         }
     }
 }
