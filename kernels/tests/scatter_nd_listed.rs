@@ -11,7 +11,7 @@ use burn_dml_ops_kernels::scatter_nd::{
     GROUP_COLUMNS, ReduceOp, ScatterReduction, ScatterStrategy, scatter_nd_listed_sum_heads,
 };
 use common::scatter::Scatter;
-use common::{GUARD_BYTE, bytes, client};
+use common::{GUARD_BYTE, bytes, client, xorshift};
 use cubecl::ir::{ElemType, FloatKind, IntKind, UIntKind};
 use cubecl::prelude::*;
 use proptest::prelude::*;
@@ -336,13 +336,7 @@ fn float_add_strategies_agree_at_the_edges() {
     let mut values = vec![0f32; len * slice];
     let mut indices = Vec::new();
     let mut updates = Vec::new();
-    let mut state = 0x2545_F491u32;
-    let mut random = move || {
-        state ^= state << 13;
-        state ^= state >> 17;
-        state ^= state << 5;
-        state
-    };
+    let mut random = xorshift(0x2545_F491);
     for row in 0..hot * rows_per_hot {
         let target = row % hot;
         // Every 97th row of a target skipped (out of range).
@@ -352,7 +346,7 @@ fn float_add_strategies_agree_at_the_edges() {
             target as i32
         });
         for col in 0..slice {
-            let bits = random();
+            let bits = random() as u32;
             let value = match (row / hot) % 5 {
                 // Any finite value of either sign, from the subnormals up.
                 0 | 1 => f32::from_bits(bits & 0xFF7F_FFFF),
@@ -458,13 +452,7 @@ fn strategies_agree_on_random(
     seed: u64,
 ) {
     let width = elem.size();
-    let mut state = seed | 1;
-    let mut random = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
+    let mut random = xorshift(seed);
     let indices: Vec<i32> = (0..rows)
         .map(|r| match (r % 11, hot) {
             (10, _) => len as i32 + 3,

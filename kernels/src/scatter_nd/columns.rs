@@ -46,7 +46,7 @@ pub(super) fn load_columns<T: Numeric, N: Size>(
     #[comptime] packed: Option<SumFormat>,
 ) -> Array<u32> {
     let lanes = data.vector_size();
-    let per_lane = comptime!(fields_per_word(packed));
+    let per_lane = comptime!(packed.map_or(1, SumFormat::per_word));
     let per_vector = comptime!(lanes * per_lane);
     let format = comptime!(packed.unwrap_or(SumFormat::F32));
     let mut terms = Array::<u32>::new(GROUP_COLUMNS);
@@ -61,7 +61,7 @@ pub(super) fn load_columns<T: Numeric, N: Size>(
                 let at = element + j;
                 if comptime!(packed.is_some()) {
                     let word = u32::cast_from(data[at / per_lane].extract(0usize));
-                    terms[j] = u32::reinterpret(widen(field(word, at, format), format));
+                    terms[j] = u32::reinterpret(widen(field_in(word, at, format), format));
                 } else {
                     terms[j] = typed_term::<T>(data[at].extract(0usize));
                 }
@@ -81,7 +81,7 @@ pub(super) fn load_columns<T: Numeric, N: Size>(
                         #[unroll]
                         for f in 0..per_lane {
                             terms[comptime!(column + f)] =
-                                u32::reinterpret(widen(field(word, f, format), format));
+                                u32::reinterpret(widen(field_in(word, f, format), format));
                         }
                     } else {
                         terms[column] = typed_term::<T>(value.extract(lane));
@@ -93,24 +93,45 @@ pub(super) fn load_columns<T: Numeric, N: Size>(
     terms
 }
 
-/// Elements of data in words (`packed`: its format) per 32-bit word: two 16-bit fields, or one
-/// `f32` (typed data, `None`, one a lane too).
-fn fields_per_word(packed: Option<SumFormat>) -> usize {
-    match packed {
-        Some(SumFormat::F16 | SumFormat::BF16) => 2,
-        _ => 1,
-    }
+/// Where element `index` of `format` lies in data held in 32-bit words: its word, the shift of
+/// its field and the field's mask (`f32`: the whole word; `f16`/`bf16`: two fields a word).
+#[cube]
+pub(super) fn field_of(index: usize, #[comptime] format: SumFormat) -> (usize, u32, u32) {
+    let per_word = comptime!(format.per_word());
+    let mask = comptime!(if per_word == 1 {
+        0xFFFF_FFFFi64
+    } else {
+        0xFFFFi64
+    });
+    (
+        index / per_word,
+        ((index % per_word) as u32) * 16u32,
+        u32::new(mask),
+    )
 }
 
-/// The field of element `at` of `format` in `word`, the word that holds it: 16 bits, the low
-/// ones for an even element, or for `f32` the whole word.
+/// The field of element `index` of `format` in `word`, the word that holds it (see
+/// [`field_of`]).
 #[cube]
-fn field(word: u32, at: usize, #[comptime] format: SumFormat) -> u32 {
-    let mut bits = word;
-    if comptime!(format != SumFormat::F32) {
-        bits = (word >> (((at % 2usize) as u32) * 16u32)) & 0xFFFFu32;
+pub(super) fn field_in(word: u32, index: usize, #[comptime] format: SumFormat) -> u32 {
+    let (_, shift, mask) = field_of(index, format);
+    (word >> shift) & mask
+}
+
+/// Writes `bits` over the field at `shift` of `output[word]` that holds `old`: for
+/// `f16`/`bf16` two to a word it XORs the change into the word, which leaves the other field as
+/// its own unit sets it.
+#[cube]
+pub(super) fn write_field(
+    output: &mut [Atomic<u32>],
+    word: usize,
+    shift: u32,
+    old: u32,
+    bits: u32,
+) {
+    if bits != old {
+        output[word].fetch_xor((bits ^ old) << shift);
     }
-    bits
 }
 
 /// Stores the group's `count` columns `values` to the typed slice whose first column is element
@@ -146,7 +167,7 @@ pub(super) fn store_columns<T: Numeric, N: Size>(
     }
 }
 
-/// The bits of the group's `count` fields of data in words of `format` (see [`field`]) from
+/// The bits of the group's `count` fields of data in words of `format` (see [`field_of`]) from
 /// element `element` on (zeros past them). Only the unit of a group writes its fields during a
 /// launch, so the loads see their current bits.
 #[cube]
@@ -156,22 +177,20 @@ pub(super) fn load_fields(
     count: usize,
     #[comptime] format: SumFormat,
 ) -> Array<u32> {
-    let per_word = comptime!(fields_per_word(Some(format)));
     let mut fields = Array::<u32>::new(GROUP_COLUMNS);
     #[unroll]
     for j in 0..GROUP_COLUMNS {
         fields[j] = 0u32;
         if j < count {
-            let at = element + j;
-            fields[j] = field(output[at / per_word].load(), at, format);
+            let (word, _, _) = field_of(element + j, format);
+            fields[j] = field_in(output[word].load(), element + j, format);
         }
     }
     fields
 }
 
 /// Writes `fields` over the group's `count` fields of data in words of `format` from element
-/// `element` on, which hold `old`: each change XORed into its word, which leaves a word's other
-/// field as its own unit sets it.
+/// `element` on, which hold `old` (see [`write_field`]).
 #[cube]
 pub(super) fn store_fields(
     output: &mut [Atomic<u32>],
@@ -181,13 +200,11 @@ pub(super) fn store_fields(
     fields: &Array<u32>,
     #[comptime] format: SumFormat,
 ) {
-    let per_word = comptime!(fields_per_word(Some(format)));
     #[unroll]
     for j in 0..GROUP_COLUMNS {
-        if j < count && fields[j] != old[j] {
-            let at = element + j;
-            let shift = ((at % per_word) as u32) * 16u32;
-            output[at / per_word].fetch_xor((fields[j] ^ old[j]) << shift);
+        if j < count {
+            let (word, shift, _) = field_of(element + j, format);
+            write_field(output, word, shift, old[j], fields[j]);
         }
     }
 }

@@ -47,6 +47,15 @@ impl SumFormat {
         }
     }
 
+    /// Elements of this format per 32-bit word of data held in words: one `f32`, two 16-bit
+    /// fields (the low one first).
+    pub fn per_word(self) -> usize {
+        match self {
+            Self::F16 | Self::BF16 => 2,
+            Self::F32 => 1,
+        }
+    }
+
     /// 32-bit words of an exact sum of this format's values: the largest term on the grid
     /// (below 2^63 for `f16`, 2^277 for `bf16` and `f32`) with more than 32 bits and a sign to
     /// spare, so that no sum of 2^32 terms overflows, in two's complement too.

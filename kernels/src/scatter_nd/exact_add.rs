@@ -24,6 +24,7 @@
 
 use cubecl::prelude::*;
 
+use super::columns::{field_in, field_of, write_field};
 use super::exact::{
     SumFormat, add_signed_term_at, add_signed_words, hardware_sum, observe, round_signed_sum, widen,
 };
@@ -36,35 +37,6 @@ use super::kernel::list_pending;
 #[cube]
 fn segment_slot(row: u32, mask: u32) -> u32 {
     (row * 0x9E37_79B1u32) & mask
-}
-
-/// Where element `index` of `format` lies in 32-bit words: its word, the shift of its field and
-/// the field's mask (`f32`: the whole word; `f16`/`bf16`: two fields to a word).
-#[cube]
-fn field_of(index: usize, #[comptime] format: SumFormat) -> (usize, u32, u32) {
-    let per_word = comptime!(if format == SumFormat::F32 {
-        1usize
-    } else {
-        2usize
-    });
-    let mask = comptime!(if format == SumFormat::F32 {
-        0xFFFF_FFFFi64
-    } else {
-        0xFFFFi64
-    });
-    (
-        index / per_word,
-        ((index % per_word) as u32) * 16u32,
-        u32::new(mask),
-    )
-}
-
-/// The `f32` bits of element `index` of `format` from `word`, the word that holds it (see
-/// [`field_of`]).
-#[cube]
-fn term_in(word: u32, index: usize, #[comptime] format: SumFormat) -> u32 {
-    let (_, shift, mask) = field_of(index, format);
-    u32::reinterpret(widen((word >> shift) & mask, format))
 }
 
 /// A zeroed two's-complement sum of `format`'s words.
@@ -101,7 +73,7 @@ fn walk_step(
     let following = select(stop, member, (link - 1u32) as usize);
     let (following_at, _, _) = field_of(following * slice + col, format);
     let loaded = (following, updates[following_at], next[following]);
-    let term = term_in(word, member * slice + col, format);
+    let term = u32::reinterpret(widen(field_in(word, member * slice + col, format), format));
     add_signed_term_at(sum, 0usize, term, format);
     (stop, loaded, term)
 }
@@ -157,16 +129,6 @@ fn current_bits(
     (word, shift, (output[word].load() >> shift) & mask)
 }
 
-/// Writes `bits` over the field at `shift` of `output[word]` that holds `old`: for
-/// `f16`/`bf16` two to a word it XORs the change into the word, which leaves the other field as
-/// its own unit sets it.
-#[cube]
-fn write_bits(output: &mut [Atomic<u32>], word: usize, shift: u32, old: u32, bits: u32) {
-    if bits != old {
-        output[word].fetch_xor((bits ^ old) << shift);
-    }
-}
-
 /// Writes output element `element` as the exact sum `sum` (terms' special values `flags`)
 /// plus its current value, rounded to `format`.
 #[cube]
@@ -187,7 +149,7 @@ fn write_sum(
     }
     add_signed_term_at(&mut total, 0usize, current, format);
     let bits = round_signed_sum(&total, 0usize, observe(flags, current), format);
-    write_bits(output, word, shift, old, bits);
+    write_field(output, word, shift, old, bits);
 }
 
 /// A start's link that says its segment's sum in this buffer is its whole chain's (see
@@ -243,7 +205,7 @@ pub fn scatter_nd_exact_segments(
             let (word, shift, old) = current_bits(output, element, format);
             let (exact, bits) = hardware_sum(old, updates[position]);
             if exact {
-                write_bits(output, word, shift, old, bits);
+                write_field(output, word, shift, old, bits);
                 terminate!();
             }
         }

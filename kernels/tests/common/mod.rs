@@ -40,6 +40,17 @@ pub const GUARD_BYTE: u8 = 0xA5;
 /// An offset every wgpu adapter accepts for a binding.
 pub const OFFSET: usize = 256;
 
+/// A seeded xorshift stream of 64-bit values, for test data.
+pub fn xorshift(seed: u64) -> impl FnMut() -> u64 {
+    let mut state = seed | 1;
+    move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    }
+}
+
 /// The wgpu client (lavapipe on a machine without a GPU), or `None` where wgpu finds no adapter:
 /// the caller then returns, and the binary's exit line counts the test as not run (a failure
 /// under `BURN_DML_OPS_REQUIRE_GPU=1`).

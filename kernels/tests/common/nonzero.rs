@@ -131,12 +131,10 @@ pub fn run_raw(
 
 /// `len` values, about `percent`% of them non-zero, from a seeded xorshift.
 pub fn values(len: usize, percent: u32, seed: u64) -> Vec<u32> {
-    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut random = super::xorshift(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
     (0..len)
         .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
+            let state = random();
             if (state % 100) < u64::from(percent) {
                 (state >> 40) as u32 | 1
             } else {

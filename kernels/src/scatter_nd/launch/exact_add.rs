@@ -73,10 +73,8 @@ pub(super) unsafe fn launch_exact_add(
     let links = [(); 2].map(|_| unsafe { zeroed_words(client, slots, address) });
     let work_count = unsafe { zeroed_words(client, 1, address) };
     let work = client.empty(rows.max(1) * size_of::<u32>());
-    let (data_len, update_len) = match format {
-        SumFormat::F32 => (*output_len, units),
-        _ => (output_len.div_ceil(2), units.div_ceil(2)),
-    };
+    let per_word = format.per_word();
+    let (data_len, update_len) = (output_len.div_ceil(per_word), units.div_ceil(per_word));
     // A chain holds at most `starts` segments (a power of two): `log4(starts)` rounds, rounded
     // up, join each whole.
     let rounds = slots.ilog2().div_ceil(JUMP_FAN.ilog2()) as usize;

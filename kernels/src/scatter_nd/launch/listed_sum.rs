@@ -50,10 +50,9 @@ pub(super) unsafe fn launch_listed_sum(
     // One unit per update row and group of `GROUP_COLUMNS` columns.
     let groups = slice.div_ceil(GROUP_COLUMNS);
     let group_units = rows * groups;
-    let (data_len, update_len) = match data_elem {
-        Some(_) => (*output_len, units),
-        None => (output_len.div_ceil(2), units.div_ceil(2)),
-    };
+    // The words that hold the data (for the typed `f32` heads' pass, its elements).
+    let per_word = format.per_word();
+    let (data_len, update_len) = (output_len.div_ceil(per_word), units.div_ceil(per_word));
     let vector = group_vector(client, data_elem, slice);
     let heads_vector = if data_elem.is_some() { vector } else { 1 };
     let work = client.empty(group_units * size_of::<u32>());
