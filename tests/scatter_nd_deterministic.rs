@@ -1,8 +1,9 @@
 //! Deterministic ScatterND (`deterministic: true`): the same bits on every call and on every
 //! device as on Flex; float `Add` correctly rounded for terms anywhere in the format's range (an
 //! exact integer oracle here), so never less accurate than adding in index order; `Assign`'s latest
-//! duplicate in index order wins, against a host loop; float `Mul` (and `f64` `Add`/`Mul`)
-//! combines in index order, each product rounded once, against a host loop of exact products.
+//! duplicate in index order wins, against a host loop; float `Mul` is the exact product rounded
+//! once (an exact integer oracle here), or the index-order product where its tree cannot tell
+//! the rounding; `f64` `Add`/`Mul` combine in index order, against a host loop.
 
 mod common;
 
@@ -504,7 +505,7 @@ fn round_once(p: f64, dtype: DType) -> f64 {
 }
 
 /// Each element of `input` (`[targets, slice]`) times the updates of its rows in row order,
-/// every product rounded once to `dtype`: the host loop deterministic `Mul` must equal.
+/// every product rounded once to `dtype`: what index order gives.
 fn products_in_order(
     input: &[f32],
     tuples: &[i64],
@@ -526,8 +527,82 @@ fn products_in_order(
     out
 }
 
+/// The exact product of `terms` (values of `dtype`, as `f32`) rounded once to `dtype`: NaN for
+/// a NaN term or an infinity with a zero, else a signed infinity or zero where a term is one;
+/// otherwise the significands multiplied exactly in 32-bit digits, the top 53 bits with a
+/// sticky bit made an f64 by rounding to odd (more than two bits beyond any format, so the
+/// second rounding is correct), then rounded to `dtype`.
+fn exact_product(terms: &[f32], dtype: DType) -> f64 {
+    let negative = terms.iter().filter(|t| t.is_sign_negative()).count() % 2 == 1;
+    let sign = if negative { -1.0 } else { 1.0 };
+    let infinite = terms.iter().any(|t| t.is_infinite());
+    let zero = terms.iter().any(|&t| t == 0.0);
+    if terms.iter().any(|t| t.is_nan()) || (infinite && zero) {
+        return f64::NAN;
+    }
+    if infinite || zero {
+        return sign * if infinite { f64::INFINITY } else { 0.0 };
+    }
+    let mut digits = vec![1u64];
+    // The product is `digits * 2^exponent`.
+    let mut exponent = 0i64;
+    for term in terms {
+        let bits = term.to_bits();
+        let field = (bits >> 23) & 0xFF;
+        let significand = u64::from(bits & 0x7F_FFFF | if field != 0 { 0x80_0000 } else { 0 });
+        exponent += i64::from(field.max(1)) - 150;
+        let mut carry = 0;
+        for digit in &mut digits {
+            let product = *digit * significand + carry;
+            *digit = product & 0xFFFF_FFFF;
+            carry = product >> 32;
+        }
+        if carry != 0 {
+            digits.push(carry);
+        }
+    }
+    let bit = |i: usize| (digits[i / 32] >> (i % 32)) & 1;
+    let top = digits.len() - 1;
+    let width = 32 * top + 64 - digits[top].leading_zeros() as usize;
+    let shift = width.saturating_sub(53);
+    let kept = (shift..width).rev().fold(0u64, |acc, i| acc << 1 | bit(i));
+    let sticky = (0..shift).any(|i| bit(i) == 1);
+    let odd = (kept | u64::from(sticky)) as f64;
+    let scale = shift as i64 + exponent;
+    // Beyond f64's range the product is far beyond every format's.
+    let value = match scale {
+        ..-1200 => 0.0,
+        1100.. => f64::INFINITY,
+        _ => odd * 2f64.powi(scale as i32),
+    };
+    fit(dtype, sign * value)
+}
+
+/// Each element of `input` (`[targets, slice]`) times the updates of its rows: the exact
+/// product rounded once to `dtype`, what deterministic `Mul` gives wherever its tree can tell
+/// the rounding (every element of these tests).
+fn products_rounded_once(
+    input: &[f32],
+    tuples: &[i64],
+    updates: &[f32],
+    slice: usize,
+    dtype: DType,
+) -> Vec<f64> {
+    let targets = input.len() / slice;
+    let mut terms: Vec<Vec<f32>> = input.iter().map(|&v| vec![v]).collect();
+    for (row, &tuple) in tuples.iter().enumerate() {
+        let Some(target) = oracle_index(tuple, targets, false) else {
+            continue;
+        };
+        for col in 0..slice {
+            terms[target * slice + col].push(updates[row * slice + col]);
+        }
+    }
+    terms.iter().map(|t| exact_product(t, dtype)).collect()
+}
+
 /// Deterministic `Mul` of `updates` into `input` at `tuples`: the same bits on every device as
-/// Flex ([`same_everywhere`], `runs` calls), and Flex's values the products in index order.
+/// Flex ([`same_everywhere`], `runs` calls), and Flex's values the exact products rounded once.
 /// Returns Flex's values.
 fn products_everywhere(
     input: &[f32],
@@ -549,11 +624,11 @@ fn products_everywhere(
         case,
     );
     let out = values(&result);
-    let expected = products_in_order(input, tuples, updates, slice, dtype);
+    let expected = products_rounded_once(input, tuples, updates, slice, dtype);
     let first = (0..out.len()).find(|&i| !same_values(&out[i..=i], &expected[i..=i]));
     assert!(
         same_values(&out, &expected),
-        "{case}: Flex is not the product in index order; first at {first:?}: {:?} against {:?}",
+        "{case}: Flex is not the product rounded once; first at {first:?}: {:?} against {:?}",
         first.map(|i| out[i]),
         first.map(|i| expected[i]),
     );
@@ -569,10 +644,10 @@ fn same_values(a: &[f64], b: &[f64]) -> bool {
 }
 
 /// Float `Mul` with heavy duplication, factors of both signs near 1: the same bits on every
-/// call and device as Flex, and each element the product in index order, rounded once per
-/// step, so a different order (which changes the rounding) would fail.
+/// call and device as Flex, and each element the exact product rounded once, which index order
+/// (rounding every step) misses in many elements.
 #[test]
-fn float_mul_multiplies_in_index_order() {
+fn float_mul_rounds_the_exact_product_once() {
     let (targets, slice, rows) = (21usize, 8usize, 3000usize);
     let mut out_of_range = Stream(19);
     // Tuples from -2 * targets to 2 * targets: half wrap or land, the rest are skipped.
@@ -592,7 +667,12 @@ fn float_mul_multiplies_in_index_order() {
             let input: Vec<f32> = (0..targets * slice).map(|_| factor(&mut stream)).collect();
             let updates: Vec<f32> = (0..rows * slice).map(|_| factor(&mut stream)).collect();
             let case = format!("Mul {name} {dtype:?}");
-            products_everywhere(&input, &tuples, &updates, slice, dtype, 3, &case);
+            let out = products_everywhere(&input, &tuples, &updates, slice, dtype, 3, &case);
+            let in_order = products_in_order(&input, &tuples, &updates, slice, dtype);
+            assert!(
+                !same_values(&out, &in_order),
+                "{case}: index order gives the same values, so the test cannot tell them apart"
+            );
         }
     }
 }
@@ -648,7 +728,7 @@ fn mul_special_values_give_flex_bits() {
         );
         let rounded = |v: &[f32]| v.iter().map(|&x| fit(dtype, f64::from(x)) as f32).collect();
         let (input, updates): (Vec<f32>, Vec<f32>) = (rounded(&input), rounded(&updates));
-        let expected = products_in_order(&input, &tuples, &updates, slice, dtype);
+        let expected = products_rounded_once(&input, &tuples, &updates, slice, dtype);
         let out = values(&result);
         assert!(
             same_values(&out, &expected),
@@ -686,7 +766,8 @@ fn product_edges<F: Copy + std::ops::Mul<Output = F> + From<f32>>(
         [tiny, f(0.5), f(1.0)],
         [tiny * f(3.0), f(0.5), f(1.0)],
         [tiny, f(0.75), f(1.0)],
-        // Overflow, the largest value kept, back from the edge in one step.
+        // Past the largest value and back (index order overflows), the largest value kept,
+        // back from the edge in one step.
         [max, f(2.0), f(0.25)],
         [max, f(-1.0), f(1.0)],
         [max, tiny, f(1.0)],
@@ -699,9 +780,9 @@ fn product_edges<F: Copy + std::ops::Mul<Output = F> + From<f32>>(
 }
 
 /// Float `Mul` at the edges of f16, bf16, f32 and f64: products that underflow to zero, to a
-/// subnormal (ties to even), overflow to infinity, infinities and NaN; each element the product
-/// in index order, every step rounded once in the element's type, and Flex's bits everywhere.
-/// `f64` `Add` too, which also combines in index order.
+/// subnormal (ties to even), pass the largest value and come back, infinities and NaN; each
+/// element the exact product rounded once in the element's type, and Flex's bits everywhere.
+/// `f64` `Mul` and `Add` in index order, every step rounded.
 #[test]
 fn mul_at_the_edges_of_every_format() {
     for dtype in [DType::F32, DType::F16, DType::BF16] {
@@ -726,7 +807,11 @@ fn mul_at_the_edges_of_every_format() {
             2.0 * f64::from(tiny),
             "{case}: 1.5 tiny, a tie, is 2 tiny"
         );
-        assert_eq!(out[7], f64::INFINITY, "{case}: overflow stays infinite");
+        assert_eq!(
+            out[7],
+            f64::from(max) / 2.0,
+            "{case}: past the largest value and back is the exact product"
+        );
     }
     // f64 `Mul` and `Add` (index order in the runtime's f64 arithmetic) where the device
     // computes it: the same columns, and sums that cancel, overflow or stay subnormal.
@@ -822,20 +907,35 @@ fn device_made_operands_give_flex_bits() {
     }
 }
 
-/// Long walks: one element multiplied 70,000 times, and two targets of two columns 40,000 times
-/// each (as many long walks as the resumed launches have room for). More than CPU drivers let
-/// one shader loop run, so the walks resume over launches there; exact powers of two.
+/// Three `f32` factors whose exact product lies just below a midpoint, closer than the tree's
+/// error bound: index order decides (it rounds the first product up, and so the last, where the
+/// product rounded once is the value below).
+const UNCERTAIN: [u32; 3] = [0x3F80_25D5, 0x3FA3_E702, 0x3FA1_1561];
+const UNCERTAIN_IN_ORDER: u32 = 0x3FCE_80E8;
+
+/// Long walks in index order: one element multiplied 70,000 times, and two targets of two
+/// columns 40,000 times each (as many long walks as the resumed launches have room for), each
+/// by [`UNCERTAIN`]'s factors then powers of two, so the tree cannot tell the rounding. More
+/// than CPU drivers let one shader loop run, so the walks resume over launches there; the
+/// value index order gives, one bit above the product rounded once, shows they ran.
 #[test]
 fn elements_multiplied_more_than_65535_times() {
-    let factor = |r: usize| match r % 1000 {
-        0 => 2.0,
-        500 => 0.25,
+    let [value, first, second] = UNCERTAIN.map(f32::from_bits);
+    let factor = |r: usize| match r {
+        0 => first,
+        1 => second,
+        _ if r % 1000 == 0 => 2.0,
+        _ if r % 1000 == 500 => 0.25,
         _ => 1.0,
+    };
+    let in_order = |rows: usize| {
+        let scale: f64 = (2..rows).map(|r| f64::from(factor(r))).product();
+        f64::from(f32::from_bits(UNCERTAIN_IN_ORDER)) * scale
     };
     let rows = 70_000usize;
     let updates: Vec<f32> = (0..rows).map(factor).collect();
     let result = same_everywhere(
-        &[1.0, 1.0, 1.0],
+        &[1.0, value, 1.0],
         &vec![1i64; rows],
         &updates,
         1,
@@ -844,8 +944,7 @@ fn elements_multiplied_more_than_65535_times() {
         2,
         "70,000 products",
     );
-    // 70 each of 2 and 1/4.
-    assert_eq!(values(&result), vec![1.0, 2f64.powi(-70), 1.0]);
+    assert_eq!(values(&result), vec![1.0, in_order(rows), 1.0]);
 
     let rows = 80_000usize;
     let tuples: Vec<i64> = (0..rows).map(|r| 2 * (r % 2) as i64).collect();
@@ -853,11 +952,11 @@ fn elements_multiplied_more_than_65535_times() {
     let updates: Vec<f32> = (0..rows)
         .flat_map(|r| match r % 2 {
             0 => [factor(r / 2), 1.0],
-            _ => [1.0, factor(r / 2 + 250)],
+            _ => [1.0, factor(r / 2)],
         })
         .collect();
     let result = same_everywhere(
-        &[1.0; 6],
+        &[value, 1.0, 1.0, 1.0, 1.0, value],
         &tuples,
         &updates,
         2,
@@ -866,8 +965,7 @@ fn elements_multiplied_more_than_65535_times() {
         2,
         "two long walks of two columns",
     );
-    // 40 each of 2 and 1/4 in one column of each target.
-    let low = 2f64.powi(-40);
+    let low = in_order(rows / 2);
     assert_eq!(values(&result), vec![low, 1.0, 1.0, 1.0, 1.0, low]);
 }
 
@@ -1038,8 +1136,11 @@ proptest! {
         let result =
             same_everywhere(&input, &tuples, &updates, slice, dtype, reduction, 2, "random case");
         if reduction == Reduction::Mul && dtype != DType::F64 {
-            let expected = products_in_order(&input, &tuples, &updates, slice, dtype);
-            prop_assert!(same_values(&values(&result), &expected), "Flex's Mul is not in index order");
+            let expected = products_rounded_once(&input, &tuples, &updates, slice, dtype);
+            prop_assert!(
+                same_values(&values(&result), &expected),
+                "Flex's Mul is not the exact product rounded once"
+            );
         }
     }
 }

@@ -8,8 +8,8 @@
 /// grid's bit 0 (a term of field `e` is its significand times `2^(max(e, origin) - origin)`).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Format {
-    exponent_bits: u32,
-    mantissa_bits: u32,
+    pub(crate) exponent_bits: u32,
+    pub(crate) mantissa_bits: u32,
     origin: u32,
 }
 

@@ -3,6 +3,7 @@
 
 mod bit_count;
 mod compress;
+mod exact_product;
 mod exact_sum;
 mod nonzero;
 mod scatter_nd;

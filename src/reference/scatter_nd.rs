@@ -3,6 +3,7 @@
 use burn::tensor::{DType, TensorData};
 use half::{bf16, f16};
 
+use super::exact_product;
 use super::exact_sum::{self, Format, Sum};
 use crate::host::reserve;
 use crate::scatter_nd_rules::{OutOfBounds, Reduction, index_values, indexed_dims, target_slices};
@@ -130,21 +131,52 @@ impl ExactTerm for bf16 {
     }
 }
 
-/// Deterministic float `Mul` on 16- and 32-bit floats: the updates multiply in row order, each
-/// step rounded once ([`exact_sum::round_product`]; NaN results are the canonical quiet NaN).
+/// Deterministic float `Mul` on 16- and 32-bit floats: each targeted element's value and
+/// updates (in row order) multiply in a fixed tree, rounded once
+/// ([`exact_product::tree_product`]), or in row order, each step rounded once
+/// ([`exact_sum::round_product`]), where the tree's rounding is uncertain.
 fn apply_product<T: ExactTerm>(
     input: &TensorData,
     updates: &TensorData,
     targets: &[Option<usize>],
     slice: usize,
 ) -> TensorData {
-    apply_with(input, updates, targets, slice, |element: T, update: T| {
-        T::from_format_bits(exact_sum::round_product(
-            element.term(),
-            update.term(),
-            T::FORMAT,
-        ))
-    })
+    let input_values = input.as_slice::<T>().expect("input dtype");
+    let updates = updates
+        .as_slice::<T>()
+        .expect("updates have the input's dtype");
+    let mut out = reserve(OPERATOR, "the output", input_values.len());
+    out.extend_from_slice(input_values);
+    // Each target's rows, in row order.
+    let mut rows: Vec<(usize, usize)> = targets
+        .iter()
+        .enumerate()
+        .filter_map(|(row, target)| target.map(|target| (target, row)))
+        .collect();
+    rows.sort_by_key(|&(target, _)| target);
+    let mut terms = Vec::new();
+    for group in rows.chunk_by(|a, b| a.0 == b.0) {
+        let target = group[0].0;
+        for column in 0..slice {
+            let element = target * slice + column;
+            terms.clear();
+            terms.push(input_values[element].term());
+            terms.extend(
+                group
+                    .iter()
+                    .map(|&(_, row)| updates[row * slice + column].term()),
+            );
+            out[element] = match exact_product::tree_product(&terms, T::FORMAT) {
+                Some(bits) => T::from_format_bits(bits),
+                None => terms[1..]
+                    .iter()
+                    .fold(input_values[element], |acc: T, &term| {
+                        T::from_format_bits(exact_sum::round_product(acc.term(), term, T::FORMAT))
+                    }),
+            };
+        }
+    }
+    TensorData::new(out, input.shape().clone())
 }
 
 /// Deterministic float `Add`: each element becomes the exact sum of its value and its updates,

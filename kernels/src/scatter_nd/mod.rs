@@ -25,9 +25,10 @@
 //!   walking segments of each target's list side by side, and rounds once
 //!   (`scatter_nd_exact_*`, see `exact_add.rs`), or with
 //!   [`ScatterStrategy::ListedDeterministic`] (CPU drivers) the same sum along each target's
-//!   whole list (`scatter_nd_listed_sum*`, see `listed_sum.rs`); float `Mul` and
-//!   `f64` `Add` sort the rows by target stably and combine each target's updates in index
-//!   order (`ordered.rs`); the reductions that are exact in any order walk the lists (one per
+//!   whole list (`scatter_nd_listed_sum*`, see `listed_sum.rs`); float `Mul` sorts the rows
+//!   by target stably and multiplies each target's terms in a fixed tree with a wider
+//!   significand, rounded once (`product.rs`), or in index order where that rounding is
+//!   uncertain, as `f64` `Add` and `Mul` always do (`ordered.rs`); the reductions that are exact in any order walk the lists (one per
 //!   target).
 //!
 //! Float `Min`/`Max` rank `-0.0` below `+0.0` and never let a NaN update win, choosing on raw
@@ -52,6 +53,7 @@ mod launch;
 mod listed_sum;
 mod ordered;
 mod packed;
+mod product;
 mod split;
 
 pub use columns::GROUP_COLUMNS;
@@ -75,11 +77,15 @@ pub use listed_sum::{
     WALK_CUBE, scatter_nd_listed_dispatch, scatter_nd_listed_sum, scatter_nd_listed_sum_heads,
 };
 pub use ordered::{
-    SORT_RUN, scatter_nd_merge_runs, scatter_nd_ordered_f64, scatter_nd_ordered_packed,
-    scatter_nd_ordered_product, scatter_nd_sort_runs,
+    SORT_RUN, scatter_nd_merge_runs, scatter_nd_ordered_f64, scatter_nd_ordered_product,
+    scatter_nd_sort_runs,
 };
 pub use packed::{
     WordKind, scatter_nd_gather_packed, scatter_nd_reduce_lists_packed,
     scatter_nd_segment_lists_packed,
+};
+pub use product::{
+    PRODUCT_CHUNK, PRODUCT_FAN, scatter_nd_product_chunks, scatter_nd_product_level,
+    scatter_nd_segment_starts,
 };
 pub use split::{scatter_nd_reduce_lists_split, scatter_nd_segment_lists_split};

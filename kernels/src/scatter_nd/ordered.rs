@@ -1,14 +1,14 @@
-//! Deterministic float `Mul`, and `f64` `Add`/`Mul`
-//! ([`ScatterStrategy::Deterministic`](super::ScatterStrategy)): duplicates combine in index
-//! order, as the host loop applies them.
+//! Deterministic `f64` `Add`/`Mul`, and float `Mul` where its tree cannot round (see
+//! `product.rs`) ([`ScatterStrategy::Deterministic`](super::ScatterStrategy)): duplicates
+//! combine in index order, as the host loop applies them.
 //!
 //! The rows are sorted by target, stably, so that each target's rows stay in index order:
 //! [`scatter_nd_sort_runs()`] ranks every row within its run of [`SORT_RUN`] rows, then
 //! [`scatter_nd_merge_runs()`] merges pairs of sorted runs (each row finds its place in the other
 //! run by binary search), doubling their width until one run holds every row. Then one unit per
 //! sorted position and group of columns (`columns.rs`), the one at each target's first sorted
-//! row, walks the target's rows in order ([`scatter_nd_ordered_product()`], its packed form, or
-//! [`scatter_nd_ordered_f64()`]), at most `span` rows per launch, since CPU drivers (llvmpipe) end
+//! row, walks the target's rows in order ([`scatter_nd_ordered_product()`], for the columns the
+//! tree left, or [`scatter_nd_ordered_f64()`]), at most `span` rows per launch, since CPU drivers (llvmpipe) end
 //! a shader's loops after 65,535 iterations in all. In the first launch a walk that goes on past
 //! its span lists its unit in `pending`; the launcher's further launches (`resume`) run only the
 //! listed units, each taking the next `span` rows. Every other loop is bounded by a constant.
@@ -19,9 +19,7 @@
 
 use cubecl::prelude::*;
 
-use super::columns::{
-    Columns, GROUP_COLUMNS, columns, load_columns, load_fields, store_columns, store_fields,
-};
+use super::columns::{Columns, GROUP_COLUMNS, columns, load_columns, load_fields, store_fields};
 use super::exact::{SumFormat, round_product, widen};
 use super::indices::SKIPPED;
 use super::kernel::{ReduceOp, list_pending};
@@ -204,22 +202,22 @@ fn ordered_walk(
 /// order, each step rounded to `format` (`round_product`); `bits` holds each column's last
 /// product in `format`'s bits (unchanged where no row was walked).
 #[cube]
-fn multiply_rows<T: Numeric, N: Size>(
+fn multiply_rows<N: Size>(
     acc: &mut Array<u32>,
     bits: &mut Array<u32>,
-    updates: &[Vector<T, N>],
+    updates: &[Vector<u32, N>],
     order: &[u32],
     range: (usize, usize),
     slice: usize,
     cols: &Columns,
     #[comptime] format: SumFormat,
-    #[comptime] packed: Option<SumFormat>,
 ) {
     let (start, end) = range;
+    let packed = comptime!(Some(format));
     let mut sorted = start;
     while sorted < end {
         let row = order[sorted] as usize;
-        let terms = load_columns::<T, N>(updates, row * slice + cols.first, cols.count, packed);
+        let terms = load_columns::<u32, N>(updates, row * slice + cols.first, cols.count, packed);
         #[unroll]
         for j in 0..GROUP_COLUMNS {
             bits[j] = round_product(acc[j], terms[j], format);
@@ -227,56 +225,6 @@ fn multiply_rows<T: Numeric, N: Size>(
         }
         sorted += 1usize;
     }
-}
-
-/// Walks, typed 16- and 32-bit floats (`Mul`): the unit at each target's first sorted row, per
-/// group of columns, multiplies the target elements by the updates of rows `start..end` of the
-/// target's sorted rows, in order, as `f32` bits rounded to `format` each step
-/// (`round_product`); `groups` groups per row, `units = rows * groups`, read in vectors of `N`
-/// lanes (see `columns.rs`).
-#[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
-pub fn scatter_nd_ordered_product<T: Numeric, N: Size>(
-    output: &mut [Vector<T, N>],
-    updates: &[Vector<T, N>],
-    order: &[u32],
-    targets: &[u32],
-    pending_count: &mut [Atomic<u32>],
-    pending: &mut [u32],
-    slice: usize,
-    groups: usize,
-    units: usize,
-    rows: usize,
-    first: usize,
-    span: usize,
-    #[comptime] resume: bool,
-    #[comptime] format: SumFormat,
-    #[define(T)] _data: ElemType,
-) {
-    let (cols, base, start, end, active) = ordered_walk(
-        order,
-        targets,
-        pending_count,
-        pending,
-        (units, slice, groups, rows),
-        (first, span),
-        resume,
-    );
-    if !active {
-        terminate!();
-    }
-    let unpacked = comptime!(None::<SumFormat>);
-    let mut acc = load_columns::<T, N>(&*output, base, cols.count, unpacked);
-    let mut bits = Array::<u32>::new(GROUP_COLUMNS);
-    let range = (start, end);
-    multiply_rows::<T, N>(
-        &mut acc, &mut bits, updates, order, range, slice, &cols, format, unpacked,
-    );
-    let mut values = Array::<f32>::new(GROUP_COLUMNS);
-    #[unroll]
-    for j in 0..GROUP_COLUMNS {
-        values[j] = f32::reinterpret(acc[j]);
-    }
-    store_columns::<T, N>(output, base, cols.count, &values);
 }
 
 /// Walks, `f64` (`Add` or `Mul`): as [`scatter_nd_ordered_product()`], element by element in
@@ -346,15 +294,20 @@ pub fn scatter_nd_ordered_f64(
     }
 }
 
-/// Walks, `f16`/`bf16` packed two to a `u32` word (`Mul`): as [`scatter_nd_ordered_product()`],
-/// and the unit XORs the change of each of its fields into its word, which leaves the other
-/// field as its own unit sets it.
+/// Walks, 16- and 32-bit floats held in 32-bit words (`Mul`, where the tree's rounding is
+/// uncertain, see `product.rs`): the unit at each target's first sorted row, per group of
+/// columns, multiplies the columns its `masks` entry lists by the updates of rows
+/// `start..end` of the target's sorted rows, in order, as `f32` bits rounded to `format` each
+/// step (`round_product`); `groups` groups per row, `units = rows * groups`, updates read in
+/// vectors of `N` lanes (see `columns.rs`). The unit XORs the change of each of its fields
+/// into its word, which leaves another field of the word as its own unit sets it.
 #[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
-pub fn scatter_nd_ordered_packed<N: Size>(
+pub fn scatter_nd_ordered_product<N: Size>(
     output: &mut [Atomic<u32>],
     updates: &[Vector<u32, N>],
     order: &[u32],
     targets: &[u32],
+    masks: &[u32],
     pending_count: &mut [Atomic<u32>],
     pending: &mut [u32],
     slice: usize,
@@ -378,6 +331,10 @@ pub fn scatter_nd_ordered_packed<N: Size>(
     if !active {
         terminate!();
     }
+    let mask = masks[cols.row * groups + cols.first / GROUP_COLUMNS];
+    if mask == 0u32 {
+        terminate!();
+    }
     let old = load_fields(&*output, base, cols.count, format);
     let mut acc = Array::<u32>::new(GROUP_COLUMNS);
     let mut bits = Array::<u32>::new(GROUP_COLUMNS);
@@ -386,10 +343,19 @@ pub fn scatter_nd_ordered_packed<N: Size>(
         acc[j] = u32::reinterpret(widen(old[j], format));
         bits[j] = old[j];
     }
-    let range = (start, end);
-    let packed = comptime!(Some(format));
-    multiply_rows::<u32, N>(
-        &mut acc, &mut bits, updates, order, range, slice, &cols, format, packed,
+    multiply_rows::<N>(
+        &mut acc,
+        &mut bits,
+        updates,
+        order,
+        (start, end),
+        slice,
+        &cols,
+        format,
     );
+    #[unroll]
+    for j in 0..GROUP_COLUMNS {
+        bits[j] = select((mask & comptime!(1u32 << j)) != 0u32, bits[j], old[j]);
+    }
     store_fields(output, base, cols.count, &old, &bits, format);
 }

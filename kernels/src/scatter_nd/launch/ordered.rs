@@ -10,18 +10,18 @@ use super::plan::{ListsLaunch, Walks, float_format, group_vector};
 use super::strategy::DataBinding;
 use crate::launch::elementwise_geometry;
 use crate::scatter_nd::{
-    GROUP_COLUMNS, ReduceOp, SORT_RUN, SumFormat, scatter_nd_merge_runs, scatter_nd_ordered_f64,
-    scatter_nd_ordered_packed, scatter_nd_ordered_product, scatter_nd_sort_runs,
+    GROUP_COLUMNS, PRODUCT_CHUNK, PRODUCT_FAN, ReduceOp, SORT_RUN, SumFormat,
+    scatter_nd_merge_runs, scatter_nd_ordered_f64, scatter_nd_ordered_product,
+    scatter_nd_product_chunks, scatter_nd_product_level, scatter_nd_segment_starts,
+    scatter_nd_sort_runs,
 };
 
-/// Which walk a deterministic reduction takes to combine in index order.
+/// Which walk a deterministic reduction takes to combine in a fixed order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum OrderedStep {
-    /// Typed 16- or 32-bit floats of `elem`: `Mul`, rounded to `format` each step with integer
-    /// arithmetic.
-    Product { elem: ElemType, format: SumFormat },
-    /// `f16`/`bf16` packed two to a word: `Mul`, rounded to this format each step.
-    PackedProduct(SumFormat),
+    /// 16- and 32-bit floats held in 32-bit words of `format`: `Mul`, by the tree, and in index
+    /// order (rounded to `format` each step) where the tree's rounding is uncertain.
+    Product(SumFormat),
     /// `f64`: `Add` or `Mul` in the runtime's `f64` arithmetic.
     Wide(ReduceOp),
 }
@@ -34,10 +34,7 @@ pub(super) fn ordered_step(binding: DataBinding, op: Option<ReduceOp>) -> Option
             DataBinding::Typed(ElemType::Float(FloatKind::F64)),
             op @ (ReduceOp::Add | ReduceOp::Mul),
         ) => Some(OrderedStep::Wide(op)),
-        (DataBinding::Typed(elem), ReduceOp::Mul) => {
-            float_format(binding).map(|format| OrderedStep::Product { elem, format })
-        }
-        (_, ReduceOp::Mul) => float_format(binding).map(OrderedStep::PackedProduct),
+        (_, ReduceOp::Mul) => float_format(binding).map(OrderedStep::Product),
         _ => None,
     }
 }
@@ -97,7 +94,8 @@ unsafe fn sort_rows(
 }
 
 /// Sorts the rows of `lists` by their targets (`row_targets`, written by the link step) and
-/// combines each target's updates in index order, as `step` says.
+/// combines each target's updates as `step` says: float `Mul` by the tree, then in index order
+/// where its rounding is uncertain; `f64` in index order.
 ///
 /// # Safety
 ///
@@ -123,60 +121,40 @@ pub(super) unsafe fn launch_ordered(
     // One unit per sorted position and group of columns.
     let groups = slice.div_ceil(GROUP_COLUMNS);
     let group_units = rows * groups;
-    let vector = match step {
-        OrderedStep::Product { elem, .. } => group_vector(client, Some(elem), slice),
-        OrderedStep::PackedProduct(_) => group_vector(client, None, slice),
-        OrderedStep::Wide(_) => 1,
-    };
-    // SAFETY (every launch): `row_targets` holds `rows` u32 and the sorted order `rows`; the
-    // walks guard against `group_units` (or the list's capacity, listing and reading it below
-    // its length), read sorted positions below `rows` and write target elements below
-    // `output_len` (targets below `targets`, as the caller checked).
+    // SAFETY (every launch): `row_targets` holds `rows` u32 and the sorted order and the
+    // starts `rows`, the masks `group_units`; the kernels guard against `group_units` (or the
+    // list's capacity, listing and reading it below its length, or the tree's slots), read
+    // sorted positions below `rows` and write target elements below `output_len` (targets
+    // below `targets`, as the caller checked).
     unsafe {
         let sorted = sort_rows(client, row_targets, rows, address);
+        let order = || BufferArg::from_raw_parts(sorted.clone(), rows);
+        let targets_arg = || BufferArg::from_raw_parts(row_targets.clone(), rows);
+        let masks = client.empty(group_units * size_of::<u32>());
+        let masks_arg = || BufferArg::from_raw_parts(masks.clone(), group_units);
+        if let OrderedStep::Product(format) = step {
+            launch_tree(client, lists, [&sorted, row_targets, &masks], format);
+        }
         let walks = Walks::new(client, rows, groups, CPU_SPAN, address);
         let span = walks.span;
-        let targets_arg = || BufferArg::from_raw_parts(row_targets.clone(), rows);
         for first in (0..rows).step_by(span) {
             let resume = first > 0;
             let (cubes, dim) = walks.geometry(client, group_units, resume);
-            let order = BufferArg::from_raw_parts(sorted.clone(), rows);
             let (pending_count, pending) = (walks.count_arg(), walks.list_arg());
             match step {
-                OrderedStep::PackedProduct(format) => {
-                    launch_unchecked!(scatter_nd_ordered_packed(
-                        client,
-                        cubes.clone(),
-                        dim,
-                        address,
-                        vector,
-                        BufferArg::from_raw_parts(output.clone(), output_len.div_ceil(2)),
-                        BufferArg::from_raw_parts(updates.clone(), units.div_ceil(2)),
-                        order,
-                        targets_arg(),
-                        pending_count,
-                        pending,
-                        slice,
-                        groups,
-                        group_units,
-                        rows,
-                        first,
-                        span,
-                        resume,
-                        format,
-                    ));
-                }
-                OrderedStep::Product { elem, format } => {
+                OrderedStep::Product(format) => {
+                    let (data_len, update_len) = words(lists, format);
                     launch_unchecked!(scatter_nd_ordered_product(
                         client,
                         cubes.clone(),
                         dim,
                         address,
-                        vector,
-                        BufferArg::from_raw_parts(output.clone(), *output_len),
-                        BufferArg::from_raw_parts(updates.clone(), units),
-                        order,
+                        word_vector(client, format, slice),
+                        BufferArg::from_raw_parts(output.clone(), data_len),
+                        BufferArg::from_raw_parts(updates.clone(), update_len),
+                        order(),
                         targets_arg(),
+                        masks_arg(),
                         pending_count,
                         pending,
                         slice,
@@ -187,7 +165,6 @@ pub(super) unsafe fn launch_ordered(
                         span,
                         resume,
                         format,
-                        elem,
                     ));
                 }
                 OrderedStep::Wide(op) => {
@@ -198,7 +175,7 @@ pub(super) unsafe fn launch_ordered(
                         address,
                         BufferArg::from_raw_parts(output.clone(), *output_len),
                         BufferArg::from_raw_parts(updates.clone(), units),
-                        order,
+                        order(),
                         targets_arg(),
                         pending_count,
                         pending,
@@ -213,6 +190,124 @@ pub(super) unsafe fn launch_ordered(
                     ));
                 }
             }
+        }
+    }
+}
+
+/// The words that hold the data and the updates of `lists` in `format`.
+fn words(lists: &ListsLaunch, format: SumFormat) -> (usize, usize) {
+    let per_word = format.per_word();
+    (
+        lists.output_len.div_ceil(per_word),
+        lists.units.div_ceil(per_word),
+    )
+}
+
+/// The lanes of the vectors a group of columns of data in words of `format` moves in.
+fn word_vector(client: &Client, format: SumFormat, slice: usize) -> usize {
+    let elem = (format == SumFormat::F32).then_some(ElemType::Float(FloatKind::F32));
+    group_vector(client, elem, slice)
+}
+
+/// Float `Mul`'s tree (see `scatter_nd/product.rs`) over the rows sorted by target: each
+/// row's target's first sorted row, the chunks, then a level per factor of `PRODUCT_FAN` in
+/// the most chunks a target can have. `masks` gets, at each target's first sorted row and
+/// group of columns, the columns whose rounding is uncertain.
+///
+/// # Safety
+///
+/// As [`launch_ordered`]; `sorted` holds the `lists.rows` sorted rows, `masks` a word per
+/// unit (`rows` times the groups of columns).
+unsafe fn launch_tree(
+    client: &Client,
+    lists: &ListsLaunch,
+    [sorted, row_targets, masks]: [&Handle; 3],
+    format: SumFormat,
+) {
+    let (rows, slice, address) = (lists.rows, lists.slice, lists.address);
+    let groups = slice.div_ceil(GROUP_COLUMNS);
+    let group_units = rows * groups;
+    let (data_len, update_len) = words(lists, format);
+    let chunks = rows.div_ceil(PRODUCT_CHUNK);
+    // Two slots per span of chunk positions; only targets with more than one chunk (more than
+    // `PRODUCT_CHUNK` rows) use them.
+    let slots = 2 * chunks;
+    let nodes_len = if rows > PRODUCT_CHUNK {
+        slots * groups * GROUP_COLUMNS * 4
+    } else {
+        1
+    };
+    let starts = client.empty(rows * size_of::<u32>());
+    let nodes = client.empty(nodes_len * size_of::<u32>());
+    // SAFETY (every launch): the sorted order, the targets and the starts hold `rows` u32, the
+    // masks `group_units` and the nodes `nodes_len` (a node per slot, group and column, each
+    // slot below `slots`); the kernels guard their units against `rows`, `group_units` or
+    // `slots * groups`, and write target elements below `output_len` (targets below
+    // `targets`, as the caller checked).
+    unsafe {
+        let order = || BufferArg::from_raw_parts(sorted.clone(), rows);
+        let targets_arg = || BufferArg::from_raw_parts(row_targets.clone(), rows);
+        let starts_arg = || BufferArg::from_raw_parts(starts.clone(), rows);
+        let nodes_arg = || BufferArg::from_raw_parts(nodes.clone(), nodes_len);
+        let masks_arg = || BufferArg::from_raw_parts(masks.clone(), group_units);
+        let output_arg = || BufferArg::from_raw_parts(lists.output.clone(), data_len);
+        let (cubes, dim) = elementwise_geometry(client, rows);
+        launch_unchecked!(scatter_nd_segment_starts(
+            client,
+            cubes,
+            dim,
+            address,
+            starts_arg(),
+            order(),
+            targets_arg(),
+            rows,
+        ));
+        let (cubes, dim) = elementwise_geometry(client, group_units);
+        launch_unchecked!(scatter_nd_product_chunks(
+            client,
+            cubes,
+            dim,
+            address,
+            word_vector(client, format, slice),
+            output_arg(),
+            BufferArg::from_raw_parts(lists.updates.clone(), update_len),
+            order(),
+            targets_arg(),
+            starts_arg(),
+            nodes_arg(),
+            masks_arg(),
+            slice,
+            groups,
+            group_units,
+            rows,
+            format,
+        ));
+        let (cubes, dim) = elementwise_geometry(client, slots * groups);
+        // Level `l` folds nodes of `PRODUCT_FAN^(l - 1)` chunks; a root it makes is a tree of
+        // at most `PRODUCT_CHUNK * PRODUCT_FAN^l` multiplications.
+        let (mut width, mut bound) = (1usize, PRODUCT_CHUNK);
+        while width < chunks {
+            bound = bound.saturating_mul(PRODUCT_FAN);
+            launch_unchecked!(scatter_nd_product_level(
+                client,
+                cubes.clone(),
+                dim,
+                address,
+                output_arg(),
+                order(),
+                targets_arg(),
+                starts_arg(),
+                nodes_arg(),
+                masks_arg(),
+                slice,
+                groups,
+                slots * groups,
+                rows,
+                width,
+                u32::try_from(bound).unwrap_or(u32::MAX),
+                format,
+            ));
+            width *= PRODUCT_FAN;
         }
     }
 }
