@@ -575,11 +575,30 @@ fn odd_f32(exact: f64) -> f32 {
     f32::from_bits(toward_zero.to_bits() | 1)
 }
 
+/// Factor `i` of the deterministic `Mul` tests: mostly `±1`, some `±2`, `±0.5`, `±1.5` and
+/// `±1.25`, so that the product of 600 of them stays in every format's range and is exact in
+/// f64 (its significand about 40 bits), where rounding every step (index order) in a 16-bit
+/// format or `f32` loses bits.
+fn exact_factor(i: usize) -> f64 {
+    let hash = (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32;
+    let sign = if hash & 1 == 0 { 1.0 } else { -1.0 };
+    let scale = match hash >> 1 & 15 {
+        0 => 2.0,
+        1 => 0.5,
+        _ => 1.0,
+    };
+    let odd = match hash >> 5 & 63 {
+        0 => 1.5,
+        1 => 1.25,
+        _ => 1.0,
+    };
+    sign * scale * odd
+}
+
 /// The deterministic strategy on 16-bit floats, packed where the runtime cannot bind them:
 /// `Add` gives the correctly rounded sum of each element's value and updates (here exact in
-/// f64, so `half`'s rounding of it is the oracle) on every call, `Mul` the product in index
-/// order with each step rounded once, and `Assign` on bytes keeps the latest duplicate; the
-/// guard bytes stay.
+/// f64, so `half`'s rounding of it is the oracle) on every call, `Mul` the product (exact in f64
+/// too) rounded once, and `Assign` on bytes keeps the latest duplicate; the guard bytes stay.
 #[test]
 fn deterministic_packed_data_matches_the_host() {
     let Some(client) = client() else { return };
@@ -644,20 +663,24 @@ fn deterministic_packed_data_matches_the_host() {
             true => f16::from_bits(bits as u16).to_f64(),
             false => bf16::from_bits(bits as u16).to_f64(),
         };
-        // Factors of both signs near 1, so that 600 of them stay in range.
-        let factor = |i: usize| {
-            let sign = if i.is_multiple_of(3) { -1.0 } else { 1.0 };
-            encode(sign * (0.875 + (i * 37 % 64) as f32 / 256.0))
-        };
+        let factor = |i: usize| encode(exact_factor(i) as f32);
         let values: Vec<u8> = (0..len).flat_map(|i| factor(i).to_le_bytes()).collect();
         let updates: Vec<u8> = (0..rows)
             .flat_map(|r| factor(r + 5).to_le_bytes())
             .collect();
-        let mut products: Vec<u32> = (0..len).map(|i| element(&values, i, 2)).collect();
+        let mut exact: Vec<f64> = (0..len).map(|i| decode(element(&values, i, 2))).collect();
+        let mut in_order: Vec<u32> = (0..len).map(|i| element(&values, i, 2)).collect();
         for (row, &i) in indices.iter().enumerate() {
-            let exact = decode(products[target(i)]) * decode(element(&updates, row, 2));
-            products[target(i)] = u32::from(encode(odd_f32(exact)));
+            let update = decode(element(&updates, row, 2));
+            exact[target(i)] *= update;
+            let step = decode(in_order[target(i)]) * update;
+            in_order[target(i)] = u32::from(encode(odd_f32(step)));
         }
+        let products: Vec<u32> = exact
+            .iter()
+            .map(|&p| u32::from(encode(odd_f32(p))))
+            .collect();
+        assert_ne!(products, in_order, "{elem} Mul: index order cannot be told apart");
         let mut buffer = values.clone();
         buffer.resize(len * 2 + 4, GUARD_BYTE);
         let scatter = Scatter {
@@ -673,7 +696,7 @@ fn deterministic_packed_data_matches_the_host() {
             assert_eq!(
                 element(&first, t, 2),
                 product,
-                "{elem} Mul (packed: {packed}): element {t} is not the product in index order"
+                "{elem} Mul (packed: {packed}): element {t} is not the product rounded once"
             );
         }
         assert!(
@@ -791,8 +814,8 @@ fn strategies_agree_on(client: &Client, slice: usize) {
 
 /// Deterministic `Mul` on CPU drivers' groups of columns: slices read in vectors (8 columns:
 /// typed f32 and f16 by fours, packed bf16 by words of two) and element by element (3), on f32,
-/// f16 and bf16, many duplicates: each element is the product of its value and updates in
-/// index order, each step rounded once, as a host loop computes it.
+/// f16 and bf16, many duplicates: each element is the exact product of its value and updates
+/// rounded once.
 #[test]
 fn deterministic_mul_groups_match_the_host() {
     let Some(client) = client() else { return };
@@ -815,27 +838,22 @@ fn deterministic_mul_groups_match_the_host() {
             ElemType::Float(FloatKind::F16) => f16::from_bits(bits as u16).to_f64(),
             _ => bf16::from_bits(bits as u16).to_f64(),
         };
-        // Factors of both signs near 1, so that 600 of them stay in range.
-        let factor = |i: usize| {
-            let sign = if i.is_multiple_of(3) { -1.0 } else { 1.0 };
-            encode(sign * (0.875 + (i * 37 % 64) as f64 / 256.0))
-        };
+        let factor = |i: usize| encode(exact_factor(i));
         for slice in [8usize, 3] {
             let mut values = vec![0u8; len * slice * width];
             let mut updates = vec![0u8; rows * slice * width];
-            let mut products: Vec<u32> = (0..len * slice).map(factor).collect();
-            for (i, &bits) in products.iter().enumerate() {
-                set_element(&mut values, i, width, bits);
+            let mut exact: Vec<f64> = (0..len * slice).map(|i| decode(factor(i))).collect();
+            for i in 0..len * slice {
+                set_element(&mut values, i, width, factor(i));
             }
             for (row, &target) in indices.iter().enumerate() {
                 for col in 0..slice {
                     let bits = factor(row * slice + col + 5);
                     set_element(&mut updates, row * slice + col, width, bits);
-                    let at = target as usize * slice + col;
-                    // The exact product of two such factors fits an f64.
-                    products[at] = encode(decode(products[at]) * decode(bits));
+                    exact[target as usize * slice + col] *= decode(bits);
                 }
             }
+            let products: Vec<u32> = exact.iter().map(|&p| encode(p)).collect();
             let mut buffer = values.clone();
             buffer.resize(values.len() + 4, GUARD_BYTE);
             let (result, used) = Scatter {
@@ -851,8 +869,7 @@ fn deterministic_mul_groups_match_the_host() {
                 assert_eq!(
                     element(&result, i, width),
                     product,
-                    "{elem} slice {slice} ({used:?}): element {i} is not the product in index \
-                     order"
+                    "{elem} slice {slice} ({used:?}): element {i} is not the product rounded once"
                 );
             }
             assert!(
@@ -861,6 +878,67 @@ fn deterministic_mul_groups_match_the_host() {
             );
         }
     }
+}
+
+/// Deterministic `f32` `Mul` where the tree cannot tell the rounding: three factors whose exact
+/// product lies just below a midpoint, closer than the tree's error bound. In columns 0 and 2
+/// of a target with one chunk and of one with 500 rows (the tree's levels; the other rows 1),
+/// index order decides, a bit above the product rounded once, which column 1 (exact factors)
+/// keeps.
+#[test]
+fn uncertain_products_take_index_order() {
+    let Some(client) = client() else { return };
+    let [value, first, second] = [0x3F80_25D5u32, 0x3FA3_E702, 0x3FA1_1561];
+    let (in_order, rounded_once) = (0x3FCE_80E8u32, 0x3FCE_80E7u32);
+    let slice = 3;
+    let (one, two) = (1f32.to_bits(), 2f32.to_bits());
+    let rows = 2 + 500;
+    let indices: Vec<i32> = (0..rows as i32).map(|r| i32::from(r >= 2)).collect();
+    let row = |r: usize| match r {
+        0 | 2 => [first, two, first],
+        1 | 3 => [second, two, second],
+        _ => [one, if r % 100 == 0 { two } else { one }, one],
+    };
+    let bytes = |words: &[u32]| -> Vec<u8> { words.iter().flat_map(|w| w.to_le_bytes()).collect() };
+    let mut output = bytes(&[value, one, value, value, one, value]);
+    output.extend([GUARD_BYTE; 4]);
+    let updates: Vec<u32> = (0..rows).flat_map(row).collect();
+    let updates = bytes(&updates);
+    let reduction = ScatterReduction::Reduce(ReduceOp::Mul);
+    let scatter = Scatter {
+        dims: vec![2],
+        slice,
+        strategy: Some(ScatterStrategy::Deterministic),
+        ..Scatter::new(
+            ElemType::Float(FloatKind::F32),
+            &output,
+            &indices,
+            &updates,
+            reduction,
+        )
+    };
+    let kernels = scatter.built_kernels(&client);
+    for kernel in ["ScatterNdProductLevel", "ScatterNdOrderedProduct"] {
+        assert!(
+            kernels.iter().any(|k| k == kernel),
+            "{kernel} among {kernels:?}"
+        );
+    }
+    let (result, _) = scatter.run(&client).unwrap();
+    let powers = (2..rows).filter(|r| r % 100 == 0).count() as i32;
+    let expected = [
+        in_order,
+        4f32.to_bits(),
+        in_order,
+        in_order,
+        (4.0 * 2f32.powi(powers)).to_bits(),
+        in_order,
+    ];
+    for (i, &bits) in expected.iter().enumerate() {
+        assert_eq!(element(&result, i, 4), bits, "element {i}");
+    }
+    assert_ne!(in_order, rounded_once);
+    assert!(result[24..].iter().all(|&b| b == GUARD_BYTE), "guard bytes");
 }
 
 /// Deterministic float `Add` and `Mul` on `f16` and `bf16` read and write the elements' bits in
@@ -911,7 +989,8 @@ fn deterministic_16_bit_floats_move_bits() {
                         "ScatterNdExactFinish"
                     }
                     ReduceOp::Add => "ScatterNdListedSum",
-                    _ => "ScatterNdOrderedPacked",
+                    // The tree's leaves, in words of every format.
+                    _ => "ScatterNdProductChunks",
                 };
                 assert!(
                     kernels.iter().any(|kernel| kernel == packed),
