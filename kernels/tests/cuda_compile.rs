@@ -41,7 +41,7 @@ use common::{INTEGERS, WIDTHS};
 use cuda::{CapturedSource, Nvrtc, Resources, Types, sm90_properties};
 
 /// Every `#[cube(launch_unchecked)]` kernel function of the crate.
-const KERNELS: [&str; 38] = [
+const KERNELS: [&str; 40] = [
     "bit_count_kernel",
     "bit_count_words_kernel",
     "compress_gather_packed",
@@ -70,8 +70,9 @@ const KERNELS: [&str; 38] = [
     "scatter_nd_listed_sum_heads",
     "scatter_nd_merge_runs",
     "scatter_nd_ordered_f64",
-    "scatter_nd_ordered_packed",
     "scatter_nd_ordered_product",
+    "scatter_nd_product_chunks",
+    "scatter_nd_product_level",
     "scatter_nd_reduce_lists",
     "scatter_nd_reduce_lists_packed",
     "scatter_nd_reduce_lists_split",
@@ -79,6 +80,7 @@ const KERNELS: [&str; 38] = [
     "scatter_nd_segment_lists",
     "scatter_nd_segment_lists_packed",
     "scatter_nd_segment_lists_split",
+    "scatter_nd_segment_starts",
     "scatter_nd_sort_runs",
 ];
 
@@ -375,8 +377,10 @@ fn every_kernel(client: &Client) -> BTreeMap<String, CapturedSource> {
                 "scatter_nd_exact_finish",
                 "scatter_nd_sort_runs",
                 "scatter_nd_merge_runs",
+                "scatter_nd_segment_starts",
+                "scatter_nd_product_chunks",
+                "scatter_nd_product_level",
                 "scatter_nd_ordered_product",
-                "scatter_nd_ordered_packed",
                 "scatter_nd_ordered_f64",
                 "scatter_nd_listed_sum_heads",
                 "scatter_nd_listed_dispatch",

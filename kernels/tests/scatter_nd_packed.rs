@@ -680,7 +680,10 @@ fn deterministic_packed_data_matches_the_host() {
             .iter()
             .map(|&p| u32::from(encode(odd_f32(p))))
             .collect();
-        assert_ne!(products, in_order, "{elem} Mul: index order cannot be told apart");
+        assert_ne!(
+            products, in_order,
+            "{elem} Mul: index order cannot be told apart"
+        );
         let mut buffer = values.clone();
         buffer.resize(len * 2 + 4, GUARD_BYTE);
         let scatter = Scatter {

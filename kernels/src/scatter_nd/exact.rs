@@ -9,8 +9,8 @@
 //! [`observe`] folds a term's special values into flags, [`term_parts`] places it on the grid
 //! (added with [`add_signed_term_at`] to a two's-complement sum, sums added with
 //! [`add_signed_words`]), and [`round_signed_sum`] rounds. [`round_product`]
-//! rounds the exact product of two values the same way (deterministic `Mul`, which combines in
-//! index order). Terms are `f32` bit patterns (every `f16` and `bf16` is an `f32`), read with
+//! rounds the exact product of two values the same way (deterministic `Mul`'s step where it
+//! multiplies in index order). Terms are `f32` bit patterns (every `f16` and `bf16` is an `f32`), read with
 //! integer arithmetic only, so no runtime's flushing of subnormals changes them. The host
 //! reference (`exact_sum` in the main crate) computes the same.
 

@@ -158,24 +158,25 @@ pub(super) fn unit_position(
     (position, listed)
 }
 
-/// This launch's walk for its unit ([`unit_position`], then [`walk_range`]): the unit, its
-/// group of columns (`Columns::row` its sorted position), the first target element they
-/// address, the sorted rows to take and whether it walks. Launch 0 lists every walk that goes
-/// on past its span; that list serves every later launch (`resume`), whose walks end (inactive)
-/// once their target has no rows left.
+/// This launch's walk for `unit` (from [`unit_position`]; none where not `listed`), by
+/// [`walk_range`]: its group of columns (`Columns::row` its sorted position), the first target
+/// element they address, the sorted rows to take and whether it walks. Launch 0 lists every
+/// walk that goes on past its span; that list serves every later launch (`resume`), whose walks
+/// end (inactive) once their target has no rows left.
 #[cube]
 fn ordered_walk(
     order: &[u32],
     targets: &[u32],
     pending_count: &mut [Atomic<u32>],
     pending: &mut [u32],
-    sizes: (usize, usize, usize, usize),
+    at: (usize, bool),
+    sizes: (usize, usize, usize),
     window: (usize, usize),
     #[comptime] resume: bool,
 ) -> (Columns, usize, usize, usize, bool) {
-    let (units, slice, groups, rows) = sizes;
+    let (unit, listed) = at;
+    let (slice, groups, rows) = sizes;
     let (first, span) = window;
-    let (unit, listed) = unit_position(pending_count, pending, units, resume);
     // Arithmetic only: any unit's columns lie in the slice.
     let cols = columns(unit, slice, groups);
     let mut base = 0usize;
@@ -246,12 +247,14 @@ pub fn scatter_nd_ordered_f64(
     #[comptime] resume: bool,
     #[comptime] op: ReduceOp,
 ) {
+    let at = unit_position(pending_count, pending, units, resume);
     let (cols, base, start, end, active) = ordered_walk(
         order,
         targets,
         pending_count,
         pending,
-        (units, slice, groups, rows),
+        at,
+        (slice, groups, rows),
         (first, span),
         resume,
     );
@@ -296,7 +299,8 @@ pub fn scatter_nd_ordered_f64(
 
 /// Walks, 16- and 32-bit floats held in 32-bit words (`Mul`, where the tree's rounding is
 /// uncertain, see `product.rs`): the unit at each target's first sorted row, per group of
-/// columns, multiplies the columns its `masks` entry lists by the updates of rows
+/// columns, multiplies the columns its `masks` entry lists (every unit has one, zero where
+/// nothing is left) by the updates of rows
 /// `start..end` of the target's sorted rows, in order, as `f32` bits rounded to `format` each
 /// step (`round_product`); `groups` groups per row, `units = rows * groups`, updates read in
 /// vectors of `N` lanes (see `columns.rs`). The unit XORs the change of each of its fields
@@ -319,20 +323,23 @@ pub fn scatter_nd_ordered_product<N: Size>(
     #[comptime] resume: bool,
     #[comptime] format: SumFormat,
 ) {
+    // Only the units whose columns the tree left walk: the others end after one load.
+    let (unit, listed) = unit_position(pending_count, pending, units, resume);
+    let mut mask = 0u32;
+    if listed {
+        mask = masks[unit];
+    }
     let (cols, base, start, end, active) = ordered_walk(
         order,
         targets,
         pending_count,
         pending,
-        (units, slice, groups, rows),
+        (unit, mask != 0u32),
+        (slice, groups, rows),
         (first, span),
         resume,
     );
     if !active {
-        terminate!();
-    }
-    let mask = masks[cols.row * groups + cols.first / GROUP_COLUMNS];
-    if mask == 0u32 {
         terminate!();
     }
     let old = load_fields(&*output, base, cols.count, format);

@@ -19,7 +19,7 @@
 use cubecl::prelude::*;
 
 use super::columns::{Columns, GROUP_COLUMNS, columns, load_columns, load_fields, store_fields};
-use super::exact::{SumFormat, widen};
+use super::exact::{SumFormat, round_product, widen};
 use super::indices::SKIPPED;
 
 /// Rows one unit folds into a leaf node of the tree.
@@ -354,7 +354,8 @@ pub fn scatter_nd_segment_starts(starts: &mut [u32], order: &[u32], targets: &[u
 /// Leaves, one unit per sorted position and group of columns (`units = rows * groups`): the
 /// unit at the first row of each chunk folds the chunk's updates (after the target's value,
 /// for the first chunk), in order. A target with one chunk is rounded here (its `masks` entry,
-/// at its first row's unit, lists the uncertain columns); the others' chunks go to `nodes`.
+/// at its first row's unit, lists the uncertain columns; every other unit's is zero), a sole
+/// update by `round_product`, which gives the same bits; the others' chunks go to `nodes`.
 /// Data and updates are 32-bit words of `format` (see `columns.rs`), updates read in vectors
 /// of `N` lanes.
 #[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
@@ -380,11 +381,26 @@ pub fn scatter_nd_product_chunks<N: Size>(
     let position = cols.row;
     let key = targets[order[position] as usize];
     let start = starts[position] as usize;
+    // Nothing left for the index-order walk, unless a rounding below says otherwise.
+    masks[unit] = 0u32;
     if key == SKIPPED || (position - start) % PRODUCT_CHUNK != 0usize {
         terminate!();
     }
     let base = key as usize * slice + cols.first;
     let packed = comptime!(Some(format));
+    if position == start && key_at(order, targets, position + 1usize, rows) != key {
+        // A sole update: the exact product of two values rounded once, as the tree gives it.
+        let data = load_fields(&*output, base, cols.count, format);
+        let row = order[position] as usize;
+        let terms = load_columns::<u32, N>(updates, row * slice + cols.first, cols.count, packed);
+        let mut bits = Array::<u32>::new(GROUP_COLUMNS);
+        #[unroll]
+        for j in 0..GROUP_COLUMNS {
+            bits[j] = round_product(u32::reinterpret(widen(data[j], format)), terms[j], format);
+        }
+        store_fields(output, base, cols.count, &data, &bits, format);
+        terminate!();
+    }
     let mut acc = ones();
     if position == start {
         let data = load_fields(&*output, base, cols.count, format);

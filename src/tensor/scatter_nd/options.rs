@@ -21,10 +21,11 @@ pub struct ScatterNdOptions {
     /// device (Flex's): with `Assign`, among duplicates the update latest in index order wins
     /// (ONNX's reference loop); float `Add` (f16, bf16, f32) sums each element's value and
     /// updates exactly, whatever their magnitudes, and rounds once, so it is never less
-    /// accurate than adding them in index order. Float `Mul` (and `f64` `Add`) combines the
-    /// updates in index order, each product
-    /// rounded once, as a loop over the rows would (NaN results are the type's canonical quiet
-    /// NaN). Integer reductions and `Min`/`Max` are exact in any order already. Default `false`:
+    /// accurate than adding them in index order. Float `Mul` (f16, bf16, f32) is the exact
+    /// product of each element's value and updates rounded once, or where a product lies too
+    /// near a rounding boundary for the fixed tree that computes it, the product in index
+    /// order, each step rounded once: never less accurate than index order. `f64` `Add` and
+    /// `Mul` combine in index order (NaN results are the type's canonical quiet NaN). Integer reductions and `Min`/`Max` are exact in any order already. Default `false`:
     /// faster, but float sums and products and the `Assign` winner depend on the order the
     /// hardware applies duplicates.
     pub deterministic: bool,

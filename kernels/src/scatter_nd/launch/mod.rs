@@ -221,8 +221,8 @@ pub fn launch_scatter_nd(
         (ScatterStrategy::Atomic, DataBinding::Typed(elem), Some(op)) => {
             atomic_supports(client, elem, op)
         }
-        // Float `Add` sums exactly (16- and 32-bit floats); float `Mul` and `f64` `Add`
-        // combine in index order.
+        // Float `Add` sums exactly (16- and 32-bit floats); float `Mul` takes its tree, `f64`
+        // `Add` and `Mul` index order.
         (strategy, _, Some(ReduceOp::Add | ReduceOp::Mul))
             if strategy.is_deterministic() && matches!(data_elem, ElemType::Float(_)) =>
         {

@@ -1,5 +1,6 @@
-//! The deterministic walks along rows sorted by target, stably: float `Mul` and `f64` `Add`
-//! combine each target's updates in index order (see `scatter_nd/ordered.rs`).
+//! The deterministic reductions along rows sorted by target, stably: float `Mul` by a fixed tree
+//! (see `scatter_nd/product.rs`), then in index order where its rounding is uncertain, and
+//! `f64` `Add`/`Mul` in index order (see `scatter_nd/ordered.rs`).
 
 use crate::capture::launch_unchecked;
 use cubecl::ir::{ElemType, FloatKind};

@@ -42,8 +42,9 @@ pub enum ScatterStrategy {
     /// target: an `Assign` list keeps only its latest row in index order (linked with an atomic
     /// maximum), whose groups of columns move in vectors; a float `Add` sums each element's
     /// updates exactly and rounds once, walking segments of each list side by side and joining
-    /// them by pointer jumping; a float `Mul` (and `f64` `Add`) combines them in index order;
-    /// the other reductions are exact in any order and walk as in `Lists`.
+    /// them by pointer jumping; a float `Mul` multiplies them in a fixed tree with a wider
+    /// significand and rounds once (index order where that rounding is uncertain), `f64` `Add`
+    /// and `Mul` combine them in index order; the other reductions are exact in any order and walk as in `Lists`.
     Deterministic,
     /// [`Deterministic`](Self::Deterministic) with float `Add`'s exact sum taken along each
     /// target's whole list (the unit of the list's head walks it, per group of columns) instead
@@ -74,7 +75,8 @@ impl ScatterStrategy {
 /// [`ScatterStrategy::ListedDeterministic`]) for `Assign` and float `Add`/`Mul`, whose other
 /// strategies combine duplicates in arrival order, and [`scatter_strategy`]'s choice for the
 /// reductions that are exact in any order (integers, `Min`, `Max`). With it float `Add` sums
-/// exactly (16- and 32-bit floats), and float `Mul` and `f64` `Add` combine in index order.
+/// exactly (16- and 32-bit floats), float `Mul` rounds its tree's product once, and `f64`
+/// `Add`/`Mul` combine in index order.
 pub fn deterministic_strategy(
     client: &Client,
     data_elem: ElemType,
