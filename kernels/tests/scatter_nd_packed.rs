@@ -896,7 +896,9 @@ fn uncertain_products_take_index_order() {
     let slice = 3;
     let (one, two) = (1f32.to_bits(), 2f32.to_bits());
     // Column 1: index order gives 0x3EDB_A5E3.
-    let (close, rounded) = (0x3EDB_A5E4u32, |scale: f32| f32::from_bits(0x3EDB_A5E4) * scale);
+    let (close, rounded) = (0x3EDB_A5E4u32, |scale: f32| {
+        f32::from_bits(0x3EDB_A5E4) * scale
+    });
     let rows = 2 + 500;
     let indices: Vec<i32> = (0..rows as i32).map(|r| i32::from(r >= 2)).collect();
     let row = |r: usize| match r {

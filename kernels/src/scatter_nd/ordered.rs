@@ -299,8 +299,8 @@ pub fn scatter_nd_ordered_f64(
 
 /// Walks, 16- and 32-bit floats held in 32-bit words (`Mul`, where the tree's rounding is
 /// uncertain, see `product.rs`): the unit at each target's first sorted row, per group of
-/// columns, multiplies the columns its `masks` entry lists (every unit has one, zero where
-/// nothing is left) by the updates of rows
+/// columns that the tree left (listed in `uncertain`, its columns in `masks`), multiplies those
+/// columns by the updates of rows
 /// `start..end` of the target's sorted rows, in order, as `f32` bits rounded to `format` each
 /// step (`round_product`); `groups` groups per row, `units = rows * groups`, updates read in
 /// vectors of `N` lanes (see `columns.rs`). The unit XORs the change of each of its fields
@@ -312,6 +312,8 @@ pub fn scatter_nd_ordered_product<N: Size>(
     order: &[u32],
     targets: &[u32],
     masks: &[u32],
+    uncertain_count: &mut [Atomic<u32>],
+    uncertain: &mut [u32],
     pending_count: &mut [Atomic<u32>],
     pending: &mut [u32],
     slice: usize,
@@ -323,8 +325,12 @@ pub fn scatter_nd_ordered_product<N: Size>(
     #[comptime] resume: bool,
     #[comptime] format: SumFormat,
 ) {
-    // Only the units whose columns the tree left walk: the others end after one load.
-    let (unit, listed) = unit_position(pending_count, pending, units, resume);
+    // Launch 0 runs the units the tree listed; the later ones those whose walks go on.
+    let (unit, listed) = if comptime!(resume) {
+        unit_position(pending_count, pending, units, true)
+    } else {
+        unit_position(uncertain_count, uncertain, units, true)
+    };
     let mut mask = 0u32;
     if listed {
         mask = masks[unit];

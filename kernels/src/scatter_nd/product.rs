@@ -21,6 +21,7 @@ use cubecl::prelude::*;
 use super::columns::{Columns, GROUP_COLUMNS, columns, load_columns, load_fields, store_fields};
 use super::exact::{SumFormat, round_product, widen};
 use super::indices::SKIPPED;
+use super::kernel::list_pending;
 
 /// Rows one unit folds into a leaf node of the tree.
 pub const PRODUCT_CHUNK: usize = 32;
@@ -326,6 +327,22 @@ fn finish(
     mask
 }
 
+/// Leaves the columns of `mask` to the index-order walk: their mask at `unit` (the unit of the
+/// target's first sorted row and the group) and the unit in the list the walk's launch reads.
+#[cube]
+fn leave_uncertain(
+    masks: &mut [u32],
+    uncertain_count: &mut [Atomic<u32>],
+    uncertain: &mut [u32],
+    unit: usize,
+    mask: u32,
+) {
+    if mask != 0u32 {
+        masks[unit] = mask;
+        list_pending(uncertain_count, uncertain, unit);
+    }
+}
+
 /// One unit per sorted position: the first sorted position of its target's rows (its target
 /// by `targets[order[position]]`), by binary search over the sorted keys.
 #[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
@@ -353,9 +370,10 @@ pub fn scatter_nd_segment_starts(starts: &mut [u32], order: &[u32], targets: &[u
 
 /// Leaves, one unit per sorted position and group of columns (`units = rows * groups`): the
 /// unit at the first row of each chunk folds the chunk's updates (after the target's value,
-/// for the first chunk), in order. A target with one chunk is rounded here (its `masks` entry,
-/// at its first row's unit, lists the uncertain columns; every other unit's is zero), a sole
-/// update by `round_product`, which gives the same bits; the others' chunks go to `nodes`.
+/// for the first chunk), in order. A target with one chunk is rounded here (the uncertain
+/// columns go to `masks` and `uncertain`, see [`leave_uncertain`]); with `sole` (GPUs, whose
+/// units skip a branch none of them takes) a sole update by `round_product`, which gives the
+/// same bits. The other targets' chunks go to `nodes`.
 /// Data and updates are 32-bit words of `format` (see `columns.rs`), updates read in vectors
 /// of `N` lanes.
 #[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
@@ -367,11 +385,14 @@ pub fn scatter_nd_product_chunks<N: Size>(
     starts: &[u32],
     nodes: &mut [u32],
     masks: &mut [u32],
+    uncertain_count: &mut [Atomic<u32>],
+    uncertain: &mut [u32],
     slice: usize,
     groups: usize,
     units: usize,
     rows: usize,
     #[comptime] format: SumFormat,
+    #[comptime] sole: bool,
 ) {
     let unit = ABSOLUTE_POS;
     if unit >= units {
@@ -381,14 +402,15 @@ pub fn scatter_nd_product_chunks<N: Size>(
     let position = cols.row;
     let key = targets[order[position] as usize];
     let start = starts[position] as usize;
-    // Nothing left for the index-order walk, unless a rounding below says otherwise.
-    masks[unit] = 0u32;
     if key == SKIPPED || (position - start) % PRODUCT_CHUNK != 0usize {
         terminate!();
     }
     let base = key as usize * slice + cols.first;
     let packed = comptime!(Some(format));
-    if position == start && key_at(order, targets, position + 1usize, rows) != key {
+    if comptime!(sole)
+        && position == start
+        && key_at(order, targets, position + 1usize, rows) != key
+    {
         // A sole update: the exact product of two values rounded once, as the tree gives it.
         let data = load_fields(&*output, base, cols.count, format);
         let row = order[position] as usize;
@@ -423,7 +445,8 @@ pub fn scatter_nd_product_chunks<N: Size>(
         key_here = key_at(order, targets, at, rows);
     }
     if position == start && key_here != key {
-        masks[unit] = finish(output, &acc, &cols, base, PRODUCT_CHUNK as u32, format);
+        let mask = finish(output, &acc, &cols, base, PRODUCT_CHUNK as u32, format);
+        leave_uncertain(masks, uncertain_count, uncertain, unit, mask);
     } else {
         let node = slot(position, start) * groups + unit % groups;
         #[unroll]
@@ -446,6 +469,8 @@ pub fn scatter_nd_product_level(
     starts: &[u32],
     nodes: &mut [u32],
     masks: &mut [u32],
+    uncertain_count: &mut [Atomic<u32>],
+    uncertain: &mut [u32],
     slice: usize,
     groups: usize,
     units: usize,
@@ -506,7 +531,14 @@ pub fn scatter_nd_product_level(
         chunk == 0usize && key_at(order, targets, position + reach * PRODUCT_CHUNK, rows) != key;
     if root {
         let base = key as usize * slice + cols.first;
-        masks[start * groups + group] = finish(output, &acc, &cols, base, bound, format);
+        let mask = finish(output, &acc, &cols, base, bound, format);
+        leave_uncertain(
+            masks,
+            uncertain_count,
+            uncertain,
+            start * groups + group,
+            mask,
+        );
     } else {
         #[unroll]
         for j in 0..GROUP_COLUMNS {

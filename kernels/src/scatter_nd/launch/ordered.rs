@@ -7,14 +7,14 @@ use cubecl::ir::{ElemType, FloatKind};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 
-use super::plan::{ListsLaunch, Walks, float_format, group_vector};
+use super::plan::{ListsLaunch, Walks, float_format, group_vector, zeroed_words};
 use super::strategy::DataBinding;
-use crate::launch::elementwise_geometry;
+use crate::launch::{elementwise_geometry, has_planes};
 use crate::scatter_nd::{
-    GROUP_COLUMNS, PRODUCT_CHUNK, PRODUCT_FAN, ReduceOp, SORT_RUN, SumFormat,
-    scatter_nd_merge_runs, scatter_nd_ordered_f64, scatter_nd_ordered_product,
-    scatter_nd_product_chunks, scatter_nd_product_level, scatter_nd_segment_starts,
-    scatter_nd_sort_runs,
+    GROUP_COLUMNS, PRODUCT_CHUNK, PRODUCT_FAN, ReduceOp, SORT_RUN, SumFormat, WALK_CUBE,
+    scatter_nd_listed_dispatch, scatter_nd_merge_runs, scatter_nd_ordered_f64,
+    scatter_nd_ordered_product, scatter_nd_product_chunks, scatter_nd_product_level,
+    scatter_nd_segment_starts, scatter_nd_sort_runs,
 };
 
 /// Which walk a deterministic reduction takes to combine in a fixed order.
@@ -122,28 +122,35 @@ pub(super) unsafe fn launch_ordered(
     // One unit per sorted position and group of columns.
     let groups = slice.div_ceil(GROUP_COLUMNS);
     let group_units = rows * groups;
-    // SAFETY (every launch): `row_targets` holds `rows` u32 and the sorted order and the
-    // starts `rows`, the masks `group_units`; the kernels guard against `group_units` (or the
-    // list's capacity, listing and reading it below its length, or the tree's slots), read
-    // sorted positions below `rows` and write target elements below `output_len` (targets
-    // below `targets`, as the caller checked).
+    // SAFETY (every launch): `row_targets` holds `rows` u32 and the sorted order `rows`, the
+    // tree's masks and list `group_units`; the kernels guard against `group_units` (or a
+    // list's length and count), read sorted positions below `rows` and write target elements
+    // below `output_len` (targets below `targets`, as the caller checked).
     unsafe {
         let sorted = sort_rows(client, row_targets, rows, address);
         let order = || BufferArg::from_raw_parts(sorted.clone(), rows);
         let targets_arg = || BufferArg::from_raw_parts(row_targets.clone(), rows);
-        let masks = client.empty(group_units * size_of::<u32>());
-        let masks_arg = || BufferArg::from_raw_parts(masks.clone(), group_units);
-        if let OrderedStep::Product(format) = step {
-            launch_tree(client, lists, [&sorted, row_targets, &masks], format);
-        }
+        let uncertain = match step {
+            OrderedStep::Product(format) => {
+                Some(launch_tree(client, lists, [&sorted, row_targets], format))
+            }
+            OrderedStep::Wide(_) => None,
+        };
         let walks = Walks::new(client, rows, groups, CPU_SPAN, address);
         let span = walks.span;
         for first in (0..rows).step_by(span) {
             let resume = first > 0;
-            let (cubes, dim) = walks.geometry(client, group_units, resume);
+            let (cubes, dim) = match &uncertain {
+                // The first launch runs the units the tree listed, as many as it listed.
+                Some(uncertain) if !resume => (
+                    CubeCount::Dynamic(uncertain.dispatch.clone().binding()),
+                    CubeDim::new_1d(WALK_CUBE),
+                ),
+                _ => walks.geometry(client, group_units, resume),
+            };
             let (pending_count, pending) = (walks.count_arg(), walks.list_arg());
-            match step {
-                OrderedStep::Product(format) => {
+            match (step, &uncertain) {
+                (OrderedStep::Product(format), Some(uncertain)) => {
                     let (data_len, update_len) = words(lists, format);
                     launch_unchecked!(scatter_nd_ordered_product(
                         client,
@@ -155,7 +162,9 @@ pub(super) unsafe fn launch_ordered(
                         BufferArg::from_raw_parts(updates.clone(), update_len),
                         order(),
                         targets_arg(),
-                        masks_arg(),
+                        BufferArg::from_raw_parts(uncertain.masks.clone(), group_units),
+                        BufferArg::from_raw_parts(uncertain.count.clone(), 1),
+                        BufferArg::from_raw_parts(uncertain.list.clone(), group_units),
                         pending_count,
                         pending,
                         slice,
@@ -168,7 +177,7 @@ pub(super) unsafe fn launch_ordered(
                         format,
                     ));
                 }
-                OrderedStep::Wide(op) => {
+                (OrderedStep::Wide(op), _) => {
                     launch_unchecked!(scatter_nd_ordered_f64(
                         client,
                         cubes.clone(),
@@ -190,6 +199,7 @@ pub(super) unsafe fn launch_ordered(
                         op,
                     ));
                 }
+                (OrderedStep::Product(_), None) => unreachable!("the tree ran"),
             }
         }
     }
@@ -210,21 +220,30 @@ fn word_vector(client: &Client, format: SumFormat, slice: usize) -> usize {
     group_vector(client, elem, slice)
 }
 
+/// What float `Mul`'s tree leaves to the index-order walk: the units (a target's first sorted
+/// row and a group of columns) whose rounding is uncertain, listed (`count`, `list`), their
+/// columns (`masks`, at the unit), and the walk's cube count for the listed units
+/// (`dispatch`).
+struct Uncertain {
+    masks: Handle,
+    count: Handle,
+    list: Handle,
+    dispatch: Handle,
+}
+
 /// Float `Mul`'s tree (see `scatter_nd/product.rs`) over the rows sorted by target: each
 /// row's target's first sorted row, the chunks, then a level per factor of `PRODUCT_FAN` in
-/// the most chunks a target can have. `masks` gets, at each target's first sorted row and
-/// group of columns, the columns whose rounding is uncertain.
+/// the most chunks a target can have; returns what it leaves to the walk.
 ///
 /// # Safety
 ///
-/// As [`launch_ordered`]; `sorted` holds the `lists.rows` sorted rows, `masks` a word per
-/// unit (`rows` times the groups of columns).
+/// As [`launch_ordered`]; `sorted` holds the `lists.rows` sorted rows.
 unsafe fn launch_tree(
     client: &Client,
     lists: &ListsLaunch,
-    [sorted, row_targets, masks]: [&Handle; 3],
+    [sorted, row_targets]: [&Handle; 2],
     format: SumFormat,
-) {
+) -> Uncertain {
     let (rows, slice, address) = (lists.rows, lists.slice, lists.address);
     let groups = slice.div_ceil(GROUP_COLUMNS);
     let group_units = rows * groups;
@@ -240,17 +259,25 @@ unsafe fn launch_tree(
     };
     let starts = client.empty(rows * size_of::<u32>());
     let nodes = client.empty(nodes_len * size_of::<u32>());
+    let masks = client.empty(group_units * size_of::<u32>());
+    let list = client.empty(group_units * size_of::<u32>());
+    // A buffer of its own: wgpu refuses a dispatch that reads its count from a buffer the
+    // kernel also binds, and small allocations share pooled buffers.
+    let dispatch = client.memory_dedicated_allocation((), |()| client.empty(3 * size_of::<u32>()));
     // SAFETY (every launch): the sorted order, the targets and the starts hold `rows` u32, the
-    // masks `group_units` and the nodes `nodes_len` (a node per slot, group and column, each
-    // slot below `slots`); the kernels guard their units against `rows`, `group_units` or
-    // `slots * groups`, and write target elements below `output_len` (targets below
-    // `targets`, as the caller checked).
+    // masks and the list `group_units` (a unit each at most), the count one and the nodes
+    // `nodes_len` (a node per slot, group and column, each slot below `slots`); the kernels
+    // guard their units against `rows`, `group_units` or `slots * groups`, and write target
+    // elements below `output_len` (targets below `targets`, as the caller checked).
     unsafe {
+        let count = zeroed_words(client, 1, address);
         let order = || BufferArg::from_raw_parts(sorted.clone(), rows);
         let targets_arg = || BufferArg::from_raw_parts(row_targets.clone(), rows);
         let starts_arg = || BufferArg::from_raw_parts(starts.clone(), rows);
         let nodes_arg = || BufferArg::from_raw_parts(nodes.clone(), nodes_len);
         let masks_arg = || BufferArg::from_raw_parts(masks.clone(), group_units);
+        let count_arg = || BufferArg::from_raw_parts(count.clone(), 1);
+        let list_arg = || BufferArg::from_raw_parts(list.clone(), group_units);
         let output_arg = || BufferArg::from_raw_parts(lists.output.clone(), data_len);
         let (cubes, dim) = elementwise_geometry(client, rows);
         launch_unchecked!(scatter_nd_segment_starts(
@@ -277,11 +304,14 @@ unsafe fn launch_tree(
             starts_arg(),
             nodes_arg(),
             masks_arg(),
+            count_arg(),
+            list_arg(),
             slice,
             groups,
             group_units,
             rows,
             format,
+            has_planes(client),
         ));
         let (cubes, dim) = elementwise_geometry(client, slots * groups);
         // Level `l` folds nodes of `PRODUCT_FAN^(l - 1)` chunks; a root it makes is a tree of
@@ -300,6 +330,8 @@ unsafe fn launch_tree(
                 starts_arg(),
                 nodes_arg(),
                 masks_arg(),
+                count_arg(),
+                list_arg(),
                 slice,
                 groups,
                 slots * groups,
@@ -309,6 +341,21 @@ unsafe fn launch_tree(
                 format,
             ));
             width *= PRODUCT_FAN;
+        }
+        let (cubes, dim) = elementwise_geometry(client, 1);
+        launch_unchecked!(scatter_nd_listed_dispatch(
+            client,
+            cubes,
+            dim,
+            address,
+            count_arg(),
+            BufferArg::from_raw_parts(dispatch.clone(), 3),
+        ));
+        Uncertain {
+            masks,
+            count,
+            list,
+            dispatch,
         }
     }
 }
