@@ -22,6 +22,7 @@ use super::columns::{Columns, GROUP_COLUMNS, columns, load_columns, load_fields,
 use super::exact::{SumFormat, round_product, widen};
 use super::indices::SKIPPED;
 use super::kernel::list_pending;
+use super::ordered::unit_position;
 
 /// Rows one unit folds into a leaf node of the tree.
 pub const PRODUCT_CHUNK: usize = 32;
@@ -95,14 +96,19 @@ fn node_of(nodes: &Nodes, j: usize) -> Node {
     }
 }
 
+#[cube]
+fn set_node(nodes: &mut Nodes, j: usize, node: Node) {
+    nodes.hi[j] = node.hi;
+    nodes.lo[j] = node.lo;
+    nodes.exponent[j] = node.exponent;
+    nodes.flags[j] = node.flags;
+}
+
 /// Multiplies column `j` of `nodes` by `factor`.
 #[cube]
 fn multiply_into(nodes: &mut Nodes, j: usize, factor: Node) {
     let product = multiply(node_of(&*nodes, j), factor);
-    nodes.hi[j] = product.hi;
-    nodes.lo[j] = product.lo;
-    nodes.exponent[j] = product.exponent;
-    nodes.flags[j] = product.flags;
+    set_node(nodes, j, product);
 }
 
 /// The node of one term of `f32` bits (every `f16` and `bf16` is one): exact.
@@ -368,31 +374,28 @@ pub fn scatter_nd_segment_starts(starts: &mut [u32], order: &[u32], targets: &[u
     starts[position] = low as u32;
 }
 
-/// Leaves, one unit per sorted position and group of columns (`units = rows * groups`): the
-/// unit at the first row of each chunk folds the chunk's updates (after the target's value,
-/// for the first chunk), in order. A target with one chunk is rounded here (the uncertain
-/// columns go to `masks` and `uncertain`, see [`leave_uncertain`]); with `sole` (GPUs, whose
-/// units skip a branch none of them takes) a sole update by `round_product`, which gives the
-/// same bits. The other targets' chunks go to `nodes`.
-/// Data and updates are 32-bit words of `format` (see `columns.rs`), updates read in vectors
-/// of `N` lanes.
+/// Leaves, one unit per sorted position and group of columns (`units = rows * groups`): a
+/// target's sole update multiplies its value here (`round_product`: the exact product of two
+/// values rounded once, as the tree gives it); the unit at the first row of each chunk of a
+/// target with more rows is listed (`chunk_count`, `chunks`) for
+/// [`scatter_nd_product_chunks()`]. So on CPU drivers, which run every instruction of a kernel
+/// for each group of lanes whichever way its branches go, the tree's kernels run only for the
+/// chunks. Data and updates are 32-bit words of `format` (see `columns.rs`), updates read in
+/// vectors of `N` lanes.
 #[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
-pub fn scatter_nd_product_chunks<N: Size>(
+pub fn scatter_nd_product_leaves<N: Size>(
     output: &mut [Atomic<u32>],
     updates: &[Vector<u32, N>],
     order: &[u32],
     targets: &[u32],
     starts: &[u32],
-    nodes: &mut [u32],
-    masks: &mut [u32],
-    uncertain_count: &mut [Atomic<u32>],
-    uncertain: &mut [u32],
+    chunk_count: &mut [Atomic<u32>],
+    chunks: &mut [u32],
     slice: usize,
     groups: usize,
     units: usize,
     rows: usize,
     #[comptime] format: SumFormat,
-    #[comptime] sole: bool,
 ) {
     let unit = ABSOLUTE_POS;
     if unit >= units {
@@ -405,30 +408,67 @@ pub fn scatter_nd_product_chunks<N: Size>(
     if key == SKIPPED || (position - start) % PRODUCT_CHUNK != 0usize {
         terminate!();
     }
-    let base = key as usize * slice + cols.first;
-    let packed = comptime!(Some(format));
-    if comptime!(sole)
-        && position == start
-        && key_at(order, targets, position + 1usize, rows) != key
-    {
-        // A sole update: the exact product of two values rounded once, as the tree gives it.
-        let data = load_fields(&*output, base, cols.count, format);
-        let row = order[position] as usize;
-        let terms = load_columns::<u32, N>(updates, row * slice + cols.first, cols.count, packed);
-        let mut bits = Array::<u32>::new(GROUP_COLUMNS);
-        #[unroll]
-        for j in 0..GROUP_COLUMNS {
-            bits[j] = round_product(u32::reinterpret(widen(data[j], format)), terms[j], format);
-        }
-        store_fields(output, base, cols.count, &data, &bits, format);
+    if position != start || key_at(order, targets, position + 1usize, rows) == key {
+        list_pending(chunk_count, chunks, unit);
         terminate!();
     }
+    let base = key as usize * slice + cols.first;
+    let data = load_fields(&*output, base, cols.count, format);
+    let row = order[position] as usize;
+    let packed = comptime!(Some(format));
+    let terms = load_columns::<u32, N>(updates, row * slice + cols.first, cols.count, packed);
+    let mut bits = Array::<u32>::new(GROUP_COLUMNS);
+    #[unroll]
+    for j in 0..GROUP_COLUMNS {
+        bits[j] = round_product(u32::reinterpret(widen(data[j], format)), terms[j], format);
+    }
+    store_fields(output, base, cols.count, &data, &bits, format);
+}
+
+/// Chunks, one unit per chunk and group of columns listed by
+/// [`scatter_nd_product_leaves()`] (a launch sized on the device): the unit folds the chunk's
+/// updates (after the target's value, for the first chunk), in order. A target with one chunk
+/// is rounded here (the uncertain columns go to `masks` and `uncertain`, see
+/// [`leave_uncertain`]); the other targets' chunks go to `nodes` and are listed (`node_count`,
+/// `node_list`) for [`scatter_nd_product_level()`].
+#[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
+pub fn scatter_nd_product_chunks<N: Size>(
+    output: &mut [Atomic<u32>],
+    updates: &[Vector<u32, N>],
+    order: &[u32],
+    targets: &[u32],
+    starts: &[u32],
+    chunk_count: &mut [Atomic<u32>],
+    chunks: &mut [u32],
+    nodes: &mut [u32],
+    node_count: &mut [Atomic<u32>],
+    node_list: &mut [u32],
+    masks: &mut [u32],
+    uncertain_count: &mut [Atomic<u32>],
+    uncertain: &mut [u32],
+    slice: usize,
+    groups: usize,
+    units: usize,
+    rows: usize,
+    #[comptime] format: SumFormat,
+) {
+    let (unit, listed) = unit_position(chunk_count, chunks, units, true);
+    if !listed {
+        terminate!();
+    }
+    let cols = columns(unit, slice, groups);
+    let position = cols.row;
+    let key = targets[order[position] as usize];
+    let start = starts[position] as usize;
+    let base = key as usize * slice + cols.first;
+    let packed = comptime!(Some(format));
     let mut acc = ones();
     if position == start {
         let data = load_fields(&*output, base, cols.count, format);
         #[unroll]
         for j in 0..GROUP_COLUMNS {
-            multiply_into(&mut acc, j, leaf(u32::reinterpret(widen(data[j], format))));
+            // One times the leaf is the leaf, bit for bit.
+            set_node(&mut acc, j, leaf(u32::reinterpret(widen(data[j], format))));
         }
     }
     let end = position + PRODUCT_CHUNK;
@@ -453,14 +493,15 @@ pub fn scatter_nd_product_chunks<N: Size>(
         for j in 0..GROUP_COLUMNS {
             store_node(nodes, node, j, node_of(&acc, j));
         }
+        list_pending(node_count, node_list, unit);
     }
 }
 
-/// One level of the tree, one unit per scratch slot and group of columns (`units = 2 *
-/// ceil(rows / PRODUCT_CHUNK) * groups`): the node of each `width * PRODUCT_FAN` chunks folds
-/// the next `PRODUCT_FAN - 1` nodes of `width` chunks, left to right. A target's root is
-/// rounded at the level that makes it (a tree of at most `bound` multiplications), as
-/// [`scatter_nd_product_chunks()`] rounds a single chunk.
+/// One level of the tree, one unit per node listed by [`scatter_nd_product_chunks()`] (a
+/// chunk of a target with several, and a group of columns; a launch sized on the device): the
+/// node of each `width * PRODUCT_FAN` chunks folds the next `PRODUCT_FAN - 1` nodes of `width`
+/// chunks, left to right. A target's root is rounded at the level that makes it (a tree of at
+/// most `bound` multiplications), as [`scatter_nd_product_chunks()`] rounds a single chunk.
 #[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn scatter_nd_product_level(
     output: &mut [Atomic<u32>],
@@ -468,6 +509,8 @@ pub fn scatter_nd_product_level(
     targets: &[u32],
     starts: &[u32],
     nodes: &mut [u32],
+    node_count: &mut [Atomic<u32>],
+    node_list: &mut [u32],
     masks: &mut [u32],
     uncertain_count: &mut [Atomic<u32>],
     uncertain: &mut [u32],
@@ -479,42 +522,26 @@ pub fn scatter_nd_product_level(
     bound: u32,
     #[comptime] format: SumFormat,
 ) {
-    let unit = ABSOLUTE_POS;
-    if unit >= units {
-        terminate!();
-    }
-    let group = unit % groups;
-    let span = unit / groups / 2usize * PRODUCT_CHUNK;
-    // Slot 0 of a span: the chunk there of the target at its first position; slot 1: the
-    // first chunk of a target that starts inside it (so at its last position too, having
-    // more than one chunk).
-    let inside = (unit / groups) % 2usize == 1usize;
-    let probe = span + select(inside, PRODUCT_CHUNK - 1usize, 0usize);
-    if probe >= rows {
-        terminate!();
-    }
-    let key = targets[order[probe] as usize];
-    let start = starts[probe] as usize;
-    let first = start + (probe - start).div_ceil(PRODUCT_CHUNK) * PRODUCT_CHUNK;
-    let position = select(inside, start, first);
-    let chunk = (position - start) / PRODUCT_CHUNK;
-    let reach = width * PRODUCT_FAN;
-    let own = !inside || start > span;
-    let next = position + width * PRODUCT_CHUNK;
-    if key == SKIPPED
-        || !own
-        || chunk % reach != 0usize
-        || key_at(order, targets, position, rows) != key
-        || key_at(order, targets, next, rows) != key
-    {
+    let (unit, listed) = unit_position(node_count, node_list, units, true);
+    if !listed {
         terminate!();
     }
     let cols = columns(unit, slice, groups);
+    let position = cols.row;
+    let key = targets[order[position] as usize];
+    let start = starts[position] as usize;
+    let chunk = (position - start) / PRODUCT_CHUNK;
+    let reach = width * PRODUCT_FAN;
+    let next = position + width * PRODUCT_CHUNK;
+    if chunk % reach != 0usize || key_at(order, targets, next, rows) != key {
+        terminate!();
+    }
+    let group = unit % groups;
     let node = slot(position, start) * groups + group;
     let mut acc = ones();
     #[unroll]
     for j in 0..GROUP_COLUMNS {
-        multiply_into(&mut acc, j, load_node(&*nodes, node, j));
+        set_node(&mut acc, j, load_node(&*nodes, node, j));
     }
     let mut child = next;
     let mut k = 1usize;
@@ -532,13 +559,7 @@ pub fn scatter_nd_product_level(
     if root {
         let base = key as usize * slice + cols.first;
         let mask = finish(output, &acc, &cols, base, bound, format);
-        leave_uncertain(
-            masks,
-            uncertain_count,
-            uncertain,
-            start * groups + group,
-            mask,
-        );
+        leave_uncertain(masks, uncertain_count, uncertain, unit, mask);
     } else {
         #[unroll]
         for j in 0..GROUP_COLUMNS {

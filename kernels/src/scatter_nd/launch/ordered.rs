@@ -9,12 +9,12 @@ use cubecl::server::Handle;
 
 use super::plan::{ListsLaunch, Walks, float_format, group_vector, zeroed_words};
 use super::strategy::DataBinding;
-use crate::launch::{elementwise_geometry, has_planes};
+use crate::launch::elementwise_geometry;
 use crate::scatter_nd::{
     GROUP_COLUMNS, PRODUCT_CHUNK, PRODUCT_FAN, ReduceOp, SORT_RUN, SumFormat, WALK_CUBE,
     scatter_nd_listed_dispatch, scatter_nd_merge_runs, scatter_nd_ordered_f64,
-    scatter_nd_ordered_product, scatter_nd_product_chunks, scatter_nd_product_level,
-    scatter_nd_segment_starts, scatter_nd_sort_runs,
+    scatter_nd_ordered_product, scatter_nd_product_chunks, scatter_nd_product_leaves,
+    scatter_nd_product_level, scatter_nd_segment_starts, scatter_nd_sort_runs,
 };
 
 /// Which walk a deterministic reduction takes to combine in a fixed order.
@@ -142,10 +142,7 @@ pub(super) unsafe fn launch_ordered(
             let resume = first > 0;
             let (cubes, dim) = match &uncertain {
                 // The first launch runs the units the tree listed, as many as it listed.
-                Some(uncertain) if !resume => (
-                    CubeCount::Dynamic(uncertain.dispatch.clone().binding()),
-                    CubeDim::new_1d(WALK_CUBE),
-                ),
+                Some(uncertain) if !resume => uncertain.units.geometry(),
                 _ => walks.geometry(client, group_units, resume),
             };
             let (pending_count, pending) = (walks.count_arg(), walks.list_arg());
@@ -163,8 +160,8 @@ pub(super) unsafe fn launch_ordered(
                         order(),
                         targets_arg(),
                         BufferArg::from_raw_parts(uncertain.masks.clone(), group_units),
-                        BufferArg::from_raw_parts(uncertain.count.clone(), 1),
-                        BufferArg::from_raw_parts(uncertain.list.clone(), group_units),
+                        uncertain.units.count_arg(),
+                        uncertain.units.list_arg(),
                         pending_count,
                         pending,
                         slice,
@@ -220,20 +217,83 @@ fn word_vector(client: &Client, format: SumFormat, slice: usize) -> usize {
     group_vector(client, elem, slice)
 }
 
-/// What float `Mul`'s tree leaves to the index-order walk: the units (a target's first sorted
-/// row and a group of columns) whose rounding is uncertain, listed (`count`, `list`), their
-/// columns (`masks`, at the unit), and the walk's cube count for the listed units
-/// (`dispatch`).
-struct Uncertain {
-    masks: Handle,
+/// Units listed on the device for a launch sized there: their count, the list (a slot per
+/// possible unit) and the launch's cube count, which [`scatter_nd_listed_dispatch()`] writes.
+struct Listed {
     count: Handle,
     list: Handle,
+    capacity: usize,
     dispatch: Handle,
 }
 
+impl Listed {
+    /// # Safety
+    ///
+    /// `address` fits the launch.
+    unsafe fn new(client: &Client, capacity: usize, address: AddressType) -> Self {
+        Self {
+            // SAFETY: one unit, as the caller's `address` allows.
+            count: unsafe { zeroed_words(client, 1, address) },
+            list: client.empty(capacity * size_of::<u32>()),
+            capacity,
+            // A buffer of its own: wgpu refuses a dispatch that reads its count from a buffer
+            // the kernel also binds, and small allocations share pooled buffers.
+            dispatch: client
+                .memory_dedicated_allocation((), |()| client.empty(3 * size_of::<u32>())),
+        }
+    }
+
+    fn count_arg(&self) -> BufferArg {
+        // SAFETY: `count` holds one u32, allocated above.
+        unsafe { BufferArg::from_raw_parts(self.count.clone(), 1) }
+    }
+
+    fn list_arg(&self) -> BufferArg {
+        // SAFETY: `list` holds `capacity` u32, allocated above.
+        unsafe { BufferArg::from_raw_parts(self.list.clone(), self.capacity) }
+    }
+
+    /// Sizes the launch over the listed units, once the kernels that list them have run.
+    ///
+    /// # Safety
+    ///
+    /// `address` fits the launch.
+    unsafe fn size(&self, client: &Client, address: AddressType) {
+        let (cubes, dim) = elementwise_geometry(client, 1);
+        // SAFETY: the count holds one u32 and the dispatch three; one unit writes them.
+        unsafe {
+            launch_unchecked!(scatter_nd_listed_dispatch(
+                client,
+                cubes,
+                dim,
+                address,
+                self.count_arg(),
+                BufferArg::from_raw_parts(self.dispatch.clone(), 3),
+            ));
+        }
+    }
+
+    /// The geometry of a launch over the listed units, [`WALK_CUBE`] units a cube.
+    fn geometry(&self) -> (CubeCount, CubeDim) {
+        (
+            CubeCount::Dynamic(self.dispatch.clone().binding()),
+            CubeDim::new_1d(WALK_CUBE),
+        )
+    }
+}
+
+/// What float `Mul`'s tree leaves to the index-order walk: the units (a target's first sorted
+/// row and a group of columns) whose rounding is uncertain, listed, and their columns
+/// (`masks`, at the unit).
+struct Uncertain {
+    masks: Handle,
+    units: Listed,
+}
+
 /// Float `Mul`'s tree (see `scatter_nd/product.rs`) over the rows sorted by target: each
-/// row's target's first sorted row, the chunks, then a level per factor of `PRODUCT_FAN` in
-/// the most chunks a target can have; returns what it leaves to the walk.
+/// row's target's first sorted row, the leaves (sole updates, and the list of chunks), the
+/// chunks (and the list of nodes of targets with several), then a level per factor of
+/// `PRODUCT_FAN` in the most chunks a target can have; returns what it leaves to the walk.
 ///
 /// # Safety
 ///
@@ -248,37 +308,34 @@ unsafe fn launch_tree(
     let groups = slice.div_ceil(GROUP_COLUMNS);
     let group_units = rows * groups;
     let (data_len, update_len) = words(lists, format);
-    let chunks = rows.div_ceil(PRODUCT_CHUNK);
+    let most_chunks = rows.div_ceil(PRODUCT_CHUNK);
     // Two slots per span of chunk positions; only targets with more than one chunk (more than
     // `PRODUCT_CHUNK` rows) use them.
-    let slots = 2 * chunks;
     let nodes_len = if rows > PRODUCT_CHUNK {
-        slots * groups * GROUP_COLUMNS * 4
+        2 * most_chunks * groups * GROUP_COLUMNS * 4
     } else {
         1
     };
     let starts = client.empty(rows * size_of::<u32>());
     let nodes = client.empty(nodes_len * size_of::<u32>());
     let masks = client.empty(group_units * size_of::<u32>());
-    let list = client.empty(group_units * size_of::<u32>());
-    // A buffer of its own: wgpu refuses a dispatch that reads its count from a buffer the
-    // kernel also binds, and small allocations share pooled buffers.
-    let dispatch = client.memory_dedicated_allocation((), |()| client.empty(3 * size_of::<u32>()));
+    let vector = word_vector(client, format, slice);
     // SAFETY (every launch): the sorted order, the targets and the starts hold `rows` u32, the
-    // masks and the list `group_units` (a unit each at most), the count one and the nodes
-    // `nodes_len` (a node per slot, group and column, each slot below `slots`); the kernels
-    // guard their units against `rows`, `group_units` or `slots * groups`, and write target
-    // elements below `output_len` (targets below `targets`, as the caller checked).
+    // masks and the lists `group_units` (a unit each at most), the counts one and the nodes
+    // `nodes_len` (a node per slot, group and column, each slot below `2 * most_chunks`); the
+    // kernels guard their units against `rows` or `group_units` (or a list's count and
+    // length), and write target elements below `output_len` (targets below `targets`, as the
+    // caller checked).
     unsafe {
-        let count = zeroed_words(client, 1, address);
+        let [chunks, listed_nodes, uncertain] =
+            [(); 3].map(|()| Listed::new(client, group_units, address));
         let order = || BufferArg::from_raw_parts(sorted.clone(), rows);
         let targets_arg = || BufferArg::from_raw_parts(row_targets.clone(), rows);
         let starts_arg = || BufferArg::from_raw_parts(starts.clone(), rows);
         let nodes_arg = || BufferArg::from_raw_parts(nodes.clone(), nodes_len);
         let masks_arg = || BufferArg::from_raw_parts(masks.clone(), group_units);
-        let count_arg = || BufferArg::from_raw_parts(count.clone(), 1);
-        let list_arg = || BufferArg::from_raw_parts(list.clone(), group_units);
         let output_arg = || BufferArg::from_raw_parts(lists.output.clone(), data_len);
+        let updates_arg = || BufferArg::from_raw_parts(lists.updates.clone(), update_len);
         let (cubes, dim) = elementwise_geometry(client, rows);
         launch_unchecked!(scatter_nd_segment_starts(
             client,
@@ -291,37 +348,62 @@ unsafe fn launch_tree(
             rows,
         ));
         let (cubes, dim) = elementwise_geometry(client, group_units);
-        launch_unchecked!(scatter_nd_product_chunks(
+        launch_unchecked!(scatter_nd_product_leaves(
             client,
             cubes,
             dim,
             address,
-            word_vector(client, format, slice),
+            vector,
             output_arg(),
-            BufferArg::from_raw_parts(lists.updates.clone(), update_len),
+            updates_arg(),
             order(),
             targets_arg(),
             starts_arg(),
-            nodes_arg(),
-            masks_arg(),
-            count_arg(),
-            list_arg(),
+            chunks.count_arg(),
+            chunks.list_arg(),
             slice,
             groups,
             group_units,
             rows,
             format,
-            has_planes(client),
         ));
-        let (cubes, dim) = elementwise_geometry(client, slots * groups);
+        chunks.size(client, address);
+        let (cubes, dim) = chunks.geometry();
+        launch_unchecked!(scatter_nd_product_chunks(
+            client,
+            cubes,
+            dim,
+            address,
+            vector,
+            output_arg(),
+            updates_arg(),
+            order(),
+            targets_arg(),
+            starts_arg(),
+            chunks.count_arg(),
+            chunks.list_arg(),
+            nodes_arg(),
+            listed_nodes.count_arg(),
+            listed_nodes.list_arg(),
+            masks_arg(),
+            uncertain.count_arg(),
+            uncertain.list_arg(),
+            slice,
+            groups,
+            group_units,
+            rows,
+            format,
+        ));
+        listed_nodes.size(client, address);
         // Level `l` folds nodes of `PRODUCT_FAN^(l - 1)` chunks; a root it makes is a tree of
         // at most `PRODUCT_CHUNK * PRODUCT_FAN^l` multiplications.
         let (mut width, mut bound) = (1usize, PRODUCT_CHUNK);
-        while width < chunks {
+        while width < most_chunks {
             bound = bound.saturating_mul(PRODUCT_FAN);
+            let (cubes, dim) = listed_nodes.geometry();
             launch_unchecked!(scatter_nd_product_level(
                 client,
-                cubes.clone(),
+                cubes,
                 dim,
                 address,
                 output_arg(),
@@ -329,12 +411,14 @@ unsafe fn launch_tree(
                 targets_arg(),
                 starts_arg(),
                 nodes_arg(),
+                listed_nodes.count_arg(),
+                listed_nodes.list_arg(),
                 masks_arg(),
-                count_arg(),
-                list_arg(),
+                uncertain.count_arg(),
+                uncertain.list_arg(),
                 slice,
                 groups,
-                slots * groups,
+                group_units,
                 rows,
                 width,
                 u32::try_from(bound).unwrap_or(u32::MAX),
@@ -342,20 +426,10 @@ unsafe fn launch_tree(
             ));
             width *= PRODUCT_FAN;
         }
-        let (cubes, dim) = elementwise_geometry(client, 1);
-        launch_unchecked!(scatter_nd_listed_dispatch(
-            client,
-            cubes,
-            dim,
-            address,
-            count_arg(),
-            BufferArg::from_raw_parts(dispatch.clone(), 3),
-        ));
+        uncertain.size(client, address);
         Uncertain {
             masks,
-            count,
-            list,
-            dispatch,
+            units: uncertain,
         }
     }
 }
