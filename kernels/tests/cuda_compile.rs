@@ -41,7 +41,7 @@ use common::{INTEGERS, WIDTHS};
 use cuda::{CapturedSource, Nvrtc, Resources, Types, sm90_properties};
 
 /// Every `#[cube(launch_unchecked)]` kernel function of the crate.
-const KERNELS: [&str; 40] = [
+const KERNELS: [&str; 41] = [
     "bit_count_kernel",
     "bit_count_words_kernel",
     "compress_gather_packed",
@@ -72,6 +72,7 @@ const KERNELS: [&str; 40] = [
     "scatter_nd_ordered_f64",
     "scatter_nd_ordered_product",
     "scatter_nd_product_chunks",
+    "scatter_nd_product_leaves",
     "scatter_nd_product_level",
     "scatter_nd_reduce_lists",
     "scatter_nd_reduce_lists_packed",
@@ -378,6 +379,7 @@ fn every_kernel(client: &Client) -> BTreeMap<String, CapturedSource> {
                 "scatter_nd_sort_runs",
                 "scatter_nd_merge_runs",
                 "scatter_nd_segment_starts",
+                "scatter_nd_product_leaves",
                 "scatter_nd_product_chunks",
                 "scatter_nd_product_level",
                 "scatter_nd_ordered_product",

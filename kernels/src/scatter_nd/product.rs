@@ -15,6 +15,12 @@
 //! unless a midpoint lies in between. Integer arithmetic only, so no runtime's flushing of
 //! subnormals changes a bit; the host reference (`exact_product` in the main crate) computes the
 //! same.
+//!
+//! The launches: [`scatter_nd_segment_starts()`] finds each sorted row's target's first row;
+//! [`scatter_nd_product_leaves()`], over every row and group of columns, multiplies sole
+//! updates and lists the chunks; [`scatter_nd_product_chunks()`] and
+//! [`scatter_nd_product_level()`] run over what the previous launch listed (sized on the
+//! device), so that unique rows cost one light pass and the tree's work scales with the chunks.
 
 use cubecl::prelude::*;
 
