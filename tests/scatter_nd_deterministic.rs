@@ -536,7 +536,7 @@ fn exact_product(terms: &[f32], dtype: DType) -> f64 {
     let negative = terms.iter().filter(|t| t.is_sign_negative()).count() % 2 == 1;
     let sign = if negative { -1.0 } else { 1.0 };
     let infinite = terms.iter().any(|t| t.is_infinite());
-    let zero = terms.iter().any(|&t| t == 0.0);
+    let zero = terms.contains(&0.0);
     if terms.iter().any(|t| t.is_nan()) || (infinite && zero) {
         return f64::NAN;
     }
@@ -924,7 +924,7 @@ fn elements_multiplied_more_than_65535_times() {
     let factor = |r: usize| match r {
         0 => first,
         1 => second,
-        _ if r % 1000 == 0 => 2.0,
+        _ if r.is_multiple_of(1000) => 2.0,
         _ if r % 1000 == 500 => 0.25,
         _ => 1.0,
     };

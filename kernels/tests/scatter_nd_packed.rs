@@ -904,7 +904,7 @@ fn uncertain_products_take_index_order() {
     let row = |r: usize| match r {
         0 | 2 => [first, 1.3f32.to_bits(), first],
         1 | 3 => [second, 0.3f32.to_bits(), second],
-        _ => [one, if r % 100 == 0 { two } else { one }, one],
+        _ => [one, if r.is_multiple_of(100) { two } else { one }, one],
     };
     let bytes = |words: &[u32]| -> Vec<u8> { words.iter().flat_map(|w| w.to_le_bytes()).collect() };
     let eleven = 1.1f32.to_bits();
@@ -933,7 +933,7 @@ fn uncertain_products_take_index_order() {
         );
     }
     let (result, _) = scatter.run(&client).unwrap();
-    let powers = (2..rows).filter(|r| r % 100 == 0).count() as i32;
+    let powers = (2..rows).filter(|r| r.is_multiple_of(100)).count() as i32;
     let expected = [
         in_order,
         close,

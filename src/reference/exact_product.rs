@@ -258,7 +258,7 @@ mod tests {
             let terms: Vec<f32> = (0..count)
                 .map(|_| {
                     let significand = 1.0 + (next() % (1 << 23)) as f32 / (1 << 23) as f32;
-                    let sign = if next() % 2 == 0 { 1.0 } else { -1.0 };
+                    let sign = if next().is_multiple_of(2) { 1.0 } else { -1.0 };
                     sign * significand * 2f32.powi((next() % 61) as i32 - 30)
                 })
                 .collect();
@@ -337,7 +337,7 @@ mod tests {
                         50 => 1.25,
                         _ => 1.0,
                     };
-                    let sign = if next() % 2 == 0 { 1.0 } else { -1.0 };
+                    let sign = if next().is_multiple_of(2) { 1.0 } else { -1.0 };
                     sign * scale * factor
                 })
                 .collect();

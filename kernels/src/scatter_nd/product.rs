@@ -174,7 +174,8 @@ fn multiply(a: Node, b: Node) -> Node {
     let lo = select(top, r2, (r2 << 1u32) | (r1 >> 31u32));
     let dropped = select(top, r1, r1 << 1u32) | ll;
     let exponent = a.exponent + b.exponent + select(top, 1i32, 0i32);
-    let out = exponent > EXPONENT_LIMIT || exponent < -EXPONENT_LIMIT;
+    let magnitude = select(exponent < 0i32, 0i32 - exponent, exponent);
+    let out = magnitude > EXPONENT_LIMIT;
     let flags = ((a.flags | b.flags) & !NEGATIVE)
         | ((a.flags ^ b.flags) & NEGATIVE)
         | select(dropped != 0u32, INEXACT, 0u32)
@@ -300,7 +301,8 @@ fn store_node(nodes: &mut [u32], node: usize, j: usize, value: Node) {
 /// starts inside it).
 #[cube]
 fn slot(position: usize, start: usize) -> usize {
-    let inside = position == start && start % PRODUCT_CHUNK != 0usize;
+    let offset = start % PRODUCT_CHUNK;
+    let inside = position == start && offset != 0usize;
     2usize * (position / PRODUCT_CHUNK) + select(inside, 1usize, 0usize)
 }
 
@@ -411,7 +413,8 @@ pub fn scatter_nd_product_leaves<N: Size>(
     let position = cols.row;
     let key = targets[order[position] as usize];
     let start = starts[position] as usize;
-    if key == SKIPPED || (position - start) % PRODUCT_CHUNK != 0usize {
+    let offset = (position - start) % PRODUCT_CHUNK;
+    if key == SKIPPED || offset != 0usize {
         terminate!();
     }
     if position != start || key_at(order, targets, position + 1usize, rows) == key {
@@ -435,7 +438,7 @@ pub fn scatter_nd_product_leaves<N: Size>(
 /// [`scatter_nd_product_leaves()`] (a launch sized on the device): the unit folds the chunk's
 /// updates (after the target's value, for the first chunk), in order. A target with one chunk
 /// is rounded here (the uncertain columns go to `masks` and `uncertain`, see
-/// [`leave_uncertain`]); the other targets' chunks go to `nodes` and are listed (`node_count`,
+/// `leave_uncertain`); the other targets' chunks go to `nodes` and are listed (`node_count`,
 /// `node_list`) for [`scatter_nd_product_level()`].
 #[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn scatter_nd_product_chunks<N: Size>(
@@ -539,7 +542,8 @@ pub fn scatter_nd_product_level(
     let chunk = (position - start) / PRODUCT_CHUNK;
     let reach = width * PRODUCT_FAN;
     let next = position + width * PRODUCT_CHUNK;
-    if chunk % reach != 0usize || key_at(order, targets, next, rows) != key {
+    let offset = chunk % reach;
+    if offset != 0usize || key_at(order, targets, next, rows) != key {
         terminate!();
     }
     let group = unit % groups;
