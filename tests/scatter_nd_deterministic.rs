@@ -504,6 +504,22 @@ fn round_once(p: f64, dtype: DType) -> f64 {
     }
 }
 
+/// Each element's terms: its value in `input` (`[targets, slice]`), then the updates of its
+/// rows at `tuples`, in row order.
+fn terms_of(input: &[f32], tuples: &[i64], updates: &[f32], slice: usize) -> Vec<Vec<f32>> {
+    let targets = input.len() / slice;
+    let mut terms: Vec<Vec<f32>> = input.iter().map(|&v| vec![v]).collect();
+    for (row, &tuple) in tuples.iter().enumerate() {
+        let Some(target) = oracle_index(tuple, targets, false) else {
+            continue;
+        };
+        for col in 0..slice {
+            terms[target * slice + col].push(updates[row * slice + col]);
+        }
+    }
+    terms
+}
+
 /// Each element of `input` (`[targets, slice]`) times the updates of its rows in row order,
 /// every product rounded once to `dtype`: what index order gives.
 fn products_in_order(
@@ -513,18 +529,14 @@ fn products_in_order(
     slice: usize,
     dtype: DType,
 ) -> Vec<f64> {
-    let targets = input.len() / slice;
-    let mut out: Vec<f64> = input.iter().map(|&v| f64::from(v)).collect();
-    for (row, &tuple) in tuples.iter().enumerate() {
-        let Some(target) = oracle_index(tuple, targets, false) else {
-            continue;
-        };
-        for col in 0..slice {
-            let element = &mut out[target * slice + col];
-            *element = round_once(*element * f64::from(updates[row * slice + col]), dtype);
-        }
-    }
-    out
+    terms_of(input, tuples, updates, slice)
+        .iter()
+        .map(|terms| {
+            terms[1..].iter().fold(f64::from(terms[0]), |acc, &t| {
+                round_once(acc * f64::from(t), dtype)
+            })
+        })
+        .collect()
 }
 
 /// The exact product of `terms` (values of `dtype`, as `f32`) rounded once to `dtype`: NaN for
@@ -588,17 +600,10 @@ fn products_rounded_once(
     slice: usize,
     dtype: DType,
 ) -> Vec<f64> {
-    let targets = input.len() / slice;
-    let mut terms: Vec<Vec<f32>> = input.iter().map(|&v| vec![v]).collect();
-    for (row, &tuple) in tuples.iter().enumerate() {
-        let Some(target) = oracle_index(tuple, targets, false) else {
-            continue;
-        };
-        for col in 0..slice {
-            terms[target * slice + col].push(updates[row * slice + col]);
-        }
-    }
-    terms.iter().map(|t| exact_product(t, dtype)).collect()
+    terms_of(input, tuples, updates, slice)
+        .iter()
+        .map(|t| exact_product(t, dtype))
+        .collect()
 }
 
 /// Deterministic `Mul` of `updates` into `input` at `tuples`: the same bits on every device as

@@ -357,6 +357,31 @@ fn leave_uncertain(
     }
 }
 
+/// This launch's unit, one of those listed in `list` (`count` of them, see `unit_position`),
+/// and where it works: its columns (`Columns::row` its sorted position), its target and the
+/// target's first sorted position; whether the launch has a unit there.
+#[cube]
+fn listed_chunk(
+    count: &mut [Atomic<u32>],
+    list: &mut [u32],
+    order: &[u32],
+    targets: &[u32],
+    starts: &[u32],
+    sizes: (usize, usize, usize),
+) -> (usize, Columns, u32, usize, bool) {
+    let (units, slice, groups) = sizes;
+    let (unit, listed) = unit_position(count, list, units, true);
+    // Arithmetic only: any unit's columns lie in the slice.
+    let cols = columns(unit, slice, groups);
+    let mut key = u32::new(SKIPPED as i64);
+    let mut start = 0usize;
+    if listed {
+        key = targets[order[cols.row] as usize];
+        start = starts[cols.row] as usize;
+    }
+    (unit, cols, key, start, listed)
+}
+
 /// One unit per sorted position: the first sorted position of its target's rows (its target
 /// by `targets[order[position]]`), by binary search over the sorted keys.
 #[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
@@ -461,14 +486,18 @@ pub fn scatter_nd_product_chunks<N: Size>(
     rows: usize,
     #[comptime] format: SumFormat,
 ) {
-    let (unit, listed) = unit_position(chunk_count, chunks, units, true);
+    let (unit, cols, key, start, listed) = listed_chunk(
+        chunk_count,
+        chunks,
+        order,
+        targets,
+        starts,
+        (units, slice, groups),
+    );
     if !listed {
         terminate!();
     }
-    let cols = columns(unit, slice, groups);
     let position = cols.row;
-    let key = targets[order[position] as usize];
-    let start = starts[position] as usize;
     let base = key as usize * slice + cols.first;
     let packed = comptime!(Some(format));
     let mut acc = ones();
@@ -531,14 +560,18 @@ pub fn scatter_nd_product_level(
     bound: u32,
     #[comptime] format: SumFormat,
 ) {
-    let (unit, listed) = unit_position(node_count, node_list, units, true);
+    let (unit, cols, key, start, listed) = listed_chunk(
+        node_count,
+        node_list,
+        order,
+        targets,
+        starts,
+        (units, slice, groups),
+    );
     if !listed {
         terminate!();
     }
-    let cols = columns(unit, slice, groups);
     let position = cols.row;
-    let key = targets[order[position] as usize];
-    let start = starts[position] as usize;
     let chunk = (position - start) / PRODUCT_CHUNK;
     let reach = width * PRODUCT_FAN;
     let next = position + width * PRODUCT_CHUNK;
