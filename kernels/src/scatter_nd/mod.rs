@@ -54,6 +54,7 @@ mod listed_sum;
 mod ordered;
 mod packed;
 mod product;
+mod product_node;
 mod split;
 
 pub use columns::GROUP_COLUMNS;
