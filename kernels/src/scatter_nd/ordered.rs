@@ -203,7 +203,7 @@ fn ordered_walk(
 /// order, each step rounded to `format` (`round_product`); `bits` holds each column's last
 /// product in `format`'s bits (unchanged where no row was walked).
 #[cube]
-fn multiply_rows<N: Size>(
+pub(super) fn multiply_rows<N: Size>(
     acc: &mut Array<u32>,
     bits: &mut Array<u32>,
     updates: &[Vector<u32, N>],

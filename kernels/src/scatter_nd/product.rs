@@ -25,10 +25,10 @@
 use cubecl::prelude::*;
 
 use super::columns::{Columns, GROUP_COLUMNS, columns, load_columns, load_fields, store_fields};
-use super::exact::{SumFormat, round_product, widen};
+use super::exact::{SumFormat, widen};
 use super::indices::SKIPPED;
 use super::kernel::list_pending;
-use super::ordered::unit_position;
+use super::ordered::{multiply_rows, unit_position};
 use super::product_node::{
     Nodes, leaf, load_node, multiply_into, node_of, ones, round_node, set_node, store_node,
 };
@@ -152,8 +152,8 @@ pub fn scatter_nd_segment_starts(starts: &mut [u32], order: &[u32], targets: &[u
 }
 
 /// Leaves, one unit per sorted position and group of columns (`units = rows * groups`): a
-/// target's sole update multiplies its value here (`round_product`: the exact product of two
-/// values rounded once, as the tree gives it); the unit at the first row of each chunk of a
+/// target's sole update multiplies its value here (the index-order walk's `multiply_rows`:
+/// the exact product of two values rounded once, as the tree gives it); the unit at the first row of each chunk of a
 /// target with more rows is listed (`chunk_count`, `chunks`) for
 /// [`scatter_nd_product_chunks()`]. So on CPU drivers, which run every instruction of a kernel
 /// for each group of lanes whichever way its branches go, the tree's kernels run only for the
@@ -190,16 +190,20 @@ pub fn scatter_nd_product_leaves<N: Size>(
         list_pending(chunk_count, chunks, unit);
         terminate!();
     }
+    // The index-order walk over the one row: its product is the exact one rounded once.
     let base = key as usize * slice + cols.first;
     let data = load_fields(&*output, base, cols.count, format);
-    let row = order[position] as usize;
-    let packed = comptime!(Some(format));
-    let terms = load_columns::<u32, N>(updates, row * slice + cols.first, cols.count, packed);
+    let mut acc = Array::<u32>::new(GROUP_COLUMNS);
     let mut bits = Array::<u32>::new(GROUP_COLUMNS);
     #[unroll]
     for j in 0..GROUP_COLUMNS {
-        bits[j] = round_product(u32::reinterpret(widen(data[j], format)), terms[j], format);
+        acc[j] = u32::reinterpret(widen(data[j], format));
+        bits[j] = data[j];
     }
+    let range = (position, position + 1usize);
+    multiply_rows::<N>(
+        &mut acc, &mut bits, updates, order, range, slice, &cols, format,
+    );
     store_fields(output, base, cols.count, &data, &bits, format);
 }
 
@@ -255,16 +259,21 @@ pub fn scatter_nd_product_chunks<N: Size>(
     }
     let end = position + PRODUCT_CHUNK;
     let mut at = position;
+    let mut row = order[at] as usize;
     let mut key_here = key;
     while at < end && key_here == key {
-        let row = order[at] as usize;
         let terms = load_columns::<u32, N>(updates, row * slice + cols.first, cols.count, packed);
         #[unroll]
         for j in 0..GROUP_COLUMNS {
             multiply_into(&mut acc, j, leaf(terms[j]));
         }
+        // The next row and its target, each sorted position's order read once.
         at += 1usize;
-        key_here = key_at(order, targets, at, rows);
+        key_here = u32::new(SKIPPED as i64);
+        if at < rows {
+            row = order[at] as usize;
+            key_here = targets[row];
+        }
     }
     if position == start && key_here != key {
         let mask = finish(output, &acc, &cols, base, PRODUCT_CHUNK as u32, format);

@@ -7,11 +7,10 @@ use cubecl::ir::{ElemType, FloatKind, UIntKind};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 
-use super::plan::{ListsLaunch, Walks, group_vector, zeroed_words};
+use super::plan::{Listed, ListsLaunch, Walks, group_vector};
 use crate::launch::elementwise_geometry;
 use crate::scatter_nd::{
-    GROUP_COLUMNS, SumFormat, WALK_CUBE, scatter_nd_listed_dispatch, scatter_nd_listed_sum,
-    scatter_nd_listed_sum_heads,
+    GROUP_COLUMNS, SumFormat, scatter_nd_listed_sum, scatter_nd_listed_sum_heads,
 };
 
 /// The most rows a listed sum's walk takes per launch on a CPU driver (the columns of a group
@@ -55,12 +54,8 @@ pub(super) unsafe fn launch_listed_sum(
     let (data_len, update_len) = (output_len.div_ceil(per_word), units.div_ceil(per_word));
     let vector = group_vector(client, data_elem, slice);
     let heads_vector = if data_elem.is_some() { vector } else { 1 };
-    let work = client.empty(group_units * size_of::<u32>());
-    // The launch's cube count, in a buffer of its own: wgpu refuses a dispatch that reads its
-    // count from a buffer the kernel also binds, and small allocations share pooled buffers.
-    let dispatch = client.memory_dedicated_allocation((), |()| client.empty(3 * size_of::<u32>()));
     // SAFETY (every launch): the lists hold `targets`, `rows` and `rows` u32, `work` a slot for
-    // every unit and `dispatch` three words; the kernels guard their units against
+    // every unit (see `Listed`); the kernels guard their units against
     // `group_units` (or a list's length and count), columns against `slice`, list cursors
     // against `rows`, and write target elements below `output_len` (targets below `targets`,
     // as the caller checked); the walk state holds `capacity` entries, indexed by list slots
@@ -68,13 +63,10 @@ pub(super) unsafe fn launch_listed_sum(
     unsafe {
         let walks = Walks::new(client, rows, groups, CPU_SUM_SPAN, address);
         let span = walks.span;
-        let work_count = zeroed_words(client, 1, address);
-        let (one_cube, one_dim) = elementwise_geometry(client, 1);
+        let work = Listed::new(client, group_units, address);
         let heads_arg = BufferArg::from_raw_parts(heads.clone(), (*targets).max(1));
         let next_arg = || BufferArg::from_raw_parts(next.clone(), rows);
         let targets_arg = || BufferArg::from_raw_parts(row_targets.clone(), rows);
-        let work_count_arg = || BufferArg::from_raw_parts(work_count.clone(), 1);
-        let work_arg = || BufferArg::from_raw_parts(work.clone(), group_units);
         let fast = data_elem == Some(ElemType::Float(FloatKind::F32));
         let (cubes, dim) = elementwise_geometry(client, group_units);
         launch_unchecked!(scatter_nd_listed_sum_heads(
@@ -88,22 +80,15 @@ pub(super) unsafe fn launch_listed_sum(
             heads_arg,
             next_arg(),
             targets_arg(),
-            work_count_arg(),
-            work_arg(),
+            work.count_arg(),
+            work.list_arg(),
             slice,
             groups,
             group_units,
             fast,
             data_elem.unwrap_or(ElemType::UInt(UIntKind::U32)),
         ));
-        launch_unchecked!(scatter_nd_listed_dispatch(
-            client,
-            one_cube,
-            one_dim,
-            address,
-            BufferArg::from_raw_parts(work_count.clone(), 1),
-            BufferArg::from_raw_parts(dispatch.clone(), 3),
-        ));
+        work.size(client, address);
         let flags_len = walks.capacity * GROUP_COLUMNS;
         let sum_len = flags_len * format.sum_words();
         let flags = client.empty(flags_len * size_of::<u32>());
@@ -116,17 +101,14 @@ pub(super) unsafe fn launch_listed_sum(
             // on; the later ones run those (the work list is then a spare pair of arguments).
             let start = launch == 0;
             let (cubes, dim) = if start {
-                (
-                    CubeCount::Dynamic(dispatch.clone().binding()),
-                    CubeDim::new_1d(WALK_CUBE),
-                )
+                work.geometry()
             } else {
                 walks.geometry(client, group_units, true)
             };
             let [listed_count, listed, pending_count, pending] = if start {
                 [
-                    work_count_arg(),
-                    work_arg(),
+                    work.count_arg(),
+                    work.list_arg(),
                     walks.count_arg(),
                     walks.list_arg(),
                 ]
@@ -134,8 +116,8 @@ pub(super) unsafe fn launch_listed_sum(
                 [
                     walks.count_arg(),
                     walks.list_arg(),
-                    work_count_arg(),
-                    work_arg(),
+                    work.count_arg(),
+                    work.list_arg(),
                 ]
             };
             let flags = BufferArg::from_raw_parts(flags.clone(), flags_len);

@@ -7,14 +7,14 @@ use cubecl::ir::{ElemType, FloatKind};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 
-use super::plan::{ListsLaunch, Walks, float_format, group_vector, zeroed_words};
+use super::plan::{Listed, ListsLaunch, Walks, float_format, group_vector};
 use super::strategy::DataBinding;
 use crate::launch::elementwise_geometry;
 use crate::scatter_nd::{
-    GROUP_COLUMNS, PRODUCT_CHUNK, PRODUCT_FAN, ReduceOp, SORT_RUN, SumFormat, WALK_CUBE,
-    scatter_nd_listed_dispatch, scatter_nd_merge_runs, scatter_nd_ordered_f64,
-    scatter_nd_ordered_product, scatter_nd_product_chunks, scatter_nd_product_leaves,
-    scatter_nd_product_level, scatter_nd_segment_starts, scatter_nd_sort_runs,
+    GROUP_COLUMNS, PRODUCT_CHUNK, PRODUCT_FAN, ReduceOp, SORT_RUN, SumFormat,
+    scatter_nd_merge_runs, scatter_nd_ordered_f64, scatter_nd_ordered_product,
+    scatter_nd_product_chunks, scatter_nd_product_leaves, scatter_nd_product_level,
+    scatter_nd_segment_starts, scatter_nd_sort_runs,
 };
 
 /// Which walk a deterministic reduction takes to combine in a fixed order.
@@ -215,71 +215,6 @@ fn words(lists: &ListsLaunch, format: SumFormat) -> (usize, usize) {
 fn word_vector(client: &Client, format: SumFormat, slice: usize) -> usize {
     let elem = (format == SumFormat::F32).then_some(ElemType::Float(FloatKind::F32));
     group_vector(client, elem, slice)
-}
-
-/// Units listed on the device for a launch sized there: their count, the list (a slot per
-/// possible unit) and the launch's cube count, which [`scatter_nd_listed_dispatch()`] writes.
-struct Listed {
-    count: Handle,
-    list: Handle,
-    capacity: usize,
-    dispatch: Handle,
-}
-
-impl Listed {
-    /// # Safety
-    ///
-    /// `address` fits the launch.
-    unsafe fn new(client: &Client, capacity: usize, address: AddressType) -> Self {
-        Self {
-            // SAFETY: one unit, as the caller's `address` allows.
-            count: unsafe { zeroed_words(client, 1, address) },
-            list: client.empty(capacity * size_of::<u32>()),
-            capacity,
-            // A buffer of its own: wgpu refuses a dispatch that reads its count from a buffer
-            // the kernel also binds, and small allocations share pooled buffers.
-            dispatch: client
-                .memory_dedicated_allocation((), |()| client.empty(3 * size_of::<u32>())),
-        }
-    }
-
-    fn count_arg(&self) -> BufferArg {
-        // SAFETY: `count` holds one u32, allocated above.
-        unsafe { BufferArg::from_raw_parts(self.count.clone(), 1) }
-    }
-
-    fn list_arg(&self) -> BufferArg {
-        // SAFETY: `list` holds `capacity` u32, allocated above.
-        unsafe { BufferArg::from_raw_parts(self.list.clone(), self.capacity) }
-    }
-
-    /// Sizes the launch over the listed units, once the kernels that list them have run.
-    ///
-    /// # Safety
-    ///
-    /// `address` fits the launch.
-    unsafe fn size(&self, client: &Client, address: AddressType) {
-        let (cubes, dim) = elementwise_geometry(client, 1);
-        // SAFETY: the count holds one u32 and the dispatch three; one unit writes them.
-        unsafe {
-            launch_unchecked!(scatter_nd_listed_dispatch(
-                client,
-                cubes,
-                dim,
-                address,
-                self.count_arg(),
-                BufferArg::from_raw_parts(self.dispatch.clone(), 3),
-            ));
-        }
-    }
-
-    /// The geometry of a launch over the listed units, [`WALK_CUBE`] units a cube.
-    fn geometry(&self) -> (CubeCount, CubeDim) {
-        (
-            CubeCount::Dynamic(self.dispatch.clone().binding()),
-            CubeDim::new_1d(WALK_CUBE),
-        )
-    }
 }
 
 /// What float `Mul`'s tree leaves to the index-order walk: the units (a target's first sorted

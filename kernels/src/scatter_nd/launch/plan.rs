@@ -1,7 +1,8 @@
 //! What every lists method shares, at the bottom of the launchers: the checked launch
 //! ([`ListsLaunch`]), the float formats the deterministic kernels round to, the vectors a group
-//! of columns moves in, buffers zeroed on the device ([`zeroed_words`]), and the bounds of walks
-//! on CPU drivers ([`Walks`]).
+//! of columns moves in, buffers zeroed on the device ([`zeroed_words`]), units listed on the
+//! device for a launch sized there ([`Listed`]), and the bounds of walks on CPU drivers
+//! ([`Walks`]).
 
 use crate::capture::launch_unchecked;
 use cubecl::ir::{ElemType, FloatKind};
@@ -11,7 +12,9 @@ use cubecl::server::Handle;
 use super::indices::BoundIndices;
 use super::strategy::DataBinding;
 use crate::launch::{elementwise_geometry, has_planes, vector_size_for};
-use crate::scatter_nd::{ReduceOp, SumFormat, WALK_CUBE, WordKind, scatter_nd_clear};
+use crate::scatter_nd::{
+    ReduceOp, SumFormat, WALK_CUBE, WordKind, scatter_nd_clear, scatter_nd_listed_dispatch,
+};
 
 /// What the lists strategy launches over: the checked buffers and sizes of a scatter.
 pub(super) struct ListsLaunch<'a> {
@@ -88,6 +91,71 @@ pub(super) unsafe fn zeroed_words(client: &Client, len: usize, address: AddressT
         ));
     }
     handle
+}
+
+/// Units listed on the device for a launch sized there: their count, the list (a slot per
+/// possible unit) and the launch's cube count, which [`scatter_nd_listed_dispatch()`] writes.
+pub(super) struct Listed {
+    count: Handle,
+    list: Handle,
+    capacity: usize,
+    dispatch: Handle,
+}
+
+impl Listed {
+    /// # Safety
+    ///
+    /// `address` fits the launch.
+    pub unsafe fn new(client: &Client, capacity: usize, address: AddressType) -> Self {
+        Self {
+            // SAFETY: one unit, as the caller's `address` allows.
+            count: unsafe { zeroed_words(client, 1, address) },
+            list: client.empty(capacity * size_of::<u32>()),
+            capacity,
+            // A buffer of its own: wgpu refuses a dispatch that reads its count from a buffer
+            // the kernel also binds, and small allocations share pooled buffers.
+            dispatch: client
+                .memory_dedicated_allocation((), |()| client.empty(3 * size_of::<u32>())),
+        }
+    }
+
+    pub fn count_arg(&self) -> BufferArg {
+        // SAFETY: `count` holds one u32, allocated above.
+        unsafe { BufferArg::from_raw_parts(self.count.clone(), 1) }
+    }
+
+    pub fn list_arg(&self) -> BufferArg {
+        // SAFETY: `list` holds `capacity` u32, allocated above.
+        unsafe { BufferArg::from_raw_parts(self.list.clone(), self.capacity) }
+    }
+
+    /// Sizes the launch over the listed units, once the kernels that list them have run.
+    ///
+    /// # Safety
+    ///
+    /// `address` fits the launch.
+    pub unsafe fn size(&self, client: &Client, address: AddressType) {
+        let (cubes, dim) = elementwise_geometry(client, 1);
+        // SAFETY: the count holds one u32 and the dispatch three; one unit writes them.
+        unsafe {
+            launch_unchecked!(scatter_nd_listed_dispatch(
+                client,
+                cubes,
+                dim,
+                address,
+                self.count_arg(),
+                BufferArg::from_raw_parts(self.dispatch.clone(), 3),
+            ));
+        }
+    }
+
+    /// The geometry of a launch over the listed units, [`WALK_CUBE`] units a cube.
+    pub fn geometry(&self) -> (CubeCount, CubeDim) {
+        (
+            CubeCount::Dynamic(self.dispatch.clone().binding()),
+            CubeDim::new_1d(WALK_CUBE),
+        )
+    }
 }
 
 /// The walks' bounds: at most `span` rows per launch (all of them on runtimes with plane
