@@ -8,8 +8,7 @@ mod common;
 
 use burn_dml_ops_kernels::KernelError;
 use burn_dml_ops_kernels::scatter_nd::{
-    ReduceOp, ScatterReduction, ScatterStrategy, data_in_words, deterministic_strategy,
-    scatter_strategy,
+    LISTED_GRID, ReduceOp, ScatterReduction, ScatterStrategy, data_in_words, scatter_strategy,
 };
 use common::scatter::{Scatter, gather};
 use common::{GUARD_BYTE, binds, bytes, client, float_replaces};
@@ -815,10 +814,11 @@ fn strategies_agree_on(client: &Client, slice: usize) {
     }
 }
 
-/// Deterministic `Mul` on CPU drivers' groups of columns: slices read in vectors (8 columns:
-/// typed f32 and f16 by fours, packed bf16 by words of two) and element by element (3), on f32,
-/// f16 and bf16, many duplicates: each element is the exact product of its value and updates
-/// rounded once.
+/// Deterministic `Mul` by both strategies (the tree's launches over listed units sized on the
+/// device, or fixed grids) on groups of columns: slices read in vectors (8 columns: typed f32
+/// and f16 by fours, packed bf16 by words of two) and element by element (3), on f32, f16 and
+/// bf16, many duplicates: each element is the exact product of its value and updates rounded
+/// once.
 #[test]
 fn deterministic_mul_groups_match_the_host() {
     let Some(client) = client() else { return };
@@ -859,28 +859,84 @@ fn deterministic_mul_groups_match_the_host() {
             let products: Vec<u32> = exact.iter().map(|&p| encode(p)).collect();
             let mut buffer = values.clone();
             buffer.resize(values.len() + 4, GUARD_BYTE);
-            let (result, used) = Scatter {
-                dims: vec![len],
-                slice,
-                strategy: Some(deterministic_strategy(&client, elem, reduction)),
-                ..Scatter::new(elem, &buffer, &indices, &updates, reduction)
-            }
-            .run(&client)
-            .unwrap();
-            assert!(used.is_deterministic());
-            for (i, &product) in products.iter().enumerate() {
-                assert_eq!(
-                    element(&result, i, width),
-                    product,
-                    "{elem} slice {slice} ({used:?}): element {i} is not the product rounded once"
+            for strategy in [
+                ScatterStrategy::Deterministic,
+                ScatterStrategy::ListedDeterministic,
+            ] {
+                let (result, used) = Scatter {
+                    dims: vec![len],
+                    slice,
+                    strategy: Some(strategy),
+                    ..Scatter::new(elem, &buffer, &indices, &updates, reduction)
+                }
+                .run(&client)
+                .unwrap();
+                assert_eq!(used, strategy);
+                for (i, &product) in products.iter().enumerate() {
+                    assert_eq!(
+                        element(&result, i, width),
+                        product,
+                        "{elem} slice {slice} ({used:?}): element {i} is not the product rounded \
+                         once"
+                    );
+                }
+                assert!(
+                    result[values.len()..].iter().all(|&b| b == GUARD_BYTE),
+                    "{elem} slice {slice} ({used:?}): guard bytes"
                 );
             }
-            assert!(
-                result[values.len()..].iter().all(|&b| b == GUARD_BYTE),
-                "{elem} slice {slice}: guard bytes"
-            );
         }
     }
+}
+
+/// Deterministic `f32` `Mul` of more chunks than a fixed grid has units ([`LISTED_GRID`] + 1
+/// targets of two rows each): each unit of the chunks' grid takes listed positions a grid
+/// apart, and every target's product is still its value's times its two updates, rounded once.
+#[test]
+fn fixed_grids_take_every_listed_chunk() {
+    let Some(client) = client() else { return };
+    let targets = LISTED_GRID + 1;
+    let rows = 2 * targets;
+    // Each target takes a row of each half, so that the sort brings them together.
+    let indices: Vec<i32> = (0..rows)
+        .map(|r| ((r % targets) as i32 + (r / targets) as i32) % targets as i32)
+        .collect();
+    let factor = |i: usize| exact_factor(i) as f32;
+    let values: Vec<u32> = (0..targets).map(|i| factor(i).to_bits()).collect();
+    let updates: Vec<u32> = (0..rows).map(|r| factor(r + targets).to_bits()).collect();
+    let mut exact: Vec<f64> = (0..targets).map(|i| f64::from(factor(i))).collect();
+    for (row, &target) in indices.iter().enumerate() {
+        exact[target as usize] *= f64::from(factor(row + targets));
+    }
+    let bytes = |words: &[u32]| -> Vec<u8> { words.iter().flat_map(|w| w.to_le_bytes()).collect() };
+    let mut output = bytes(&values);
+    output.extend([GUARD_BYTE; 4]);
+    let reduction = ScatterReduction::Reduce(ReduceOp::Mul);
+    let (result, _) = Scatter {
+        dims: vec![targets],
+        slice: 1,
+        strategy: Some(ScatterStrategy::Deterministic),
+        ..Scatter::new(
+            ElemType::Float(FloatKind::F32),
+            &output,
+            &indices,
+            &bytes(&updates),
+            reduction,
+        )
+    }
+    .run(&client)
+    .unwrap();
+    for (i, &product) in exact.iter().enumerate() {
+        assert_eq!(
+            element(&result, i, 4),
+            (product as f32).to_bits(),
+            "target {i}"
+        );
+    }
+    assert!(
+        result[4 * targets..].iter().all(|&b| b == GUARD_BYTE),
+        "guard bytes"
+    );
 }
 
 /// Deterministic `f32` `Mul` where the tree cannot tell the rounding: three factors whose exact

@@ -29,7 +29,7 @@ use super::columns::{
 use super::exact::{SumFormat, add_signed_term_at, hardware_sum, observe, round_signed_sum, widen};
 use super::indices::SKIPPED;
 use super::kernel::list_pending;
-use super::ordered::unit_position;
+use super::ordered::{position_stride, positions, unit_at};
 
 /// Units per cube of the walks' launches: few, so that the walks of a few hot targets spread
 /// over the cores of a CPU driver, which runs each cube on one thread.
@@ -171,9 +171,9 @@ fn walk_list<N: Size>(
 
 /// This launch's part of the sums of a list's head unit, whose target elements hold `current`
 /// (`f32` bits, one per column): writes the rounded sums, in `format`'s bits, to `bits` and
-/// returns whether they are final (to be written). `slot` is the unit's place in the list of
-/// walks that go on (its launch position when they resume), where `flags_state`, `sums_state`
-/// and `cursors` keep their state.
+/// returns whether they are final (to be written). A walk that goes on keeps its state in
+/// `flags_state`, `sums_state` and `cursors` at its place in the list of those walks (when they
+/// resume, the launch's position `at`).
 #[cube]
 fn sum_step<N: Size>(
     updates: &[Vector<u32, N>],
@@ -183,7 +183,7 @@ fn sum_step<N: Size>(
     flags_state: &mut [u32],
     sums_state: &mut [u32],
     cursors: &mut [u32],
-    unit: usize,
+    at: (usize, usize),
     span: usize,
     slice: usize,
     cols: &Columns,
@@ -200,7 +200,7 @@ fn sum_step<N: Size>(
     for i in 0..sum_len {
         sums[i] = 0u32;
     }
-    let mut slot = ABSOLUTE_POS;
+    let (unit, mut slot) = at;
     let mut cursor = 0u32;
     if comptime!(!resume) {
         cursor = cols.row as u32 + 1u32;
@@ -264,18 +264,15 @@ fn sum_step<N: Size>(
     write
 }
 
-/// This launch's unit ([`unit_position`]: one of the `listed`), its columns, the first target
-/// element they address and whether it works.
+/// The listed `unit`'s columns, the first target element they address and whether it works.
 #[cube]
 fn listed_unit(
     targets: &[u32],
-    listed_count: &mut [Atomic<u32>],
-    listed: &mut [u32],
+    unit: usize,
     sizes: (usize, usize, usize),
-) -> (usize, Columns, usize, bool) {
+) -> (Columns, usize, bool) {
     let (slice, groups, units) = sizes;
-    let (unit, on_list) = unit_position(listed_count, listed, units, true);
-    let mut works = on_list && unit < units;
+    let mut works = unit < units;
     // Arithmetic only: any unit's columns lie in the slice.
     let cols = columns(unit, slice, groups);
     let mut base = 0usize;
@@ -286,7 +283,7 @@ fn listed_unit(
             base = target as usize * slice + cols.first;
         }
     }
-    (unit, cols, base, works)
+    (cols, base, works)
 }
 
 /// Listed sums, step 3 on: a launch of the walks (see the module docs) over data in 32-bit
@@ -316,36 +313,40 @@ pub fn scatter_nd_listed_sum<N: Size>(
     #[comptime] resume: bool,
     #[comptime] format: SumFormat,
 ) {
-    let (unit, cols, base, works) =
-        listed_unit(targets, listed_count, listed, (slice, groups, units));
-    if !works {
-        terminate!();
-    }
-    let old = load_fields(&*output, base, cols.count, format);
-    let mut current = Array::<u32>::new(GROUP_COLUMNS);
-    let mut bits = Array::<u32>::new(GROUP_COLUMNS);
-    #[unroll]
-    for j in 0..GROUP_COLUMNS {
-        current[j] = u32::reinterpret(widen(old[j], format));
-    }
-    let write = sum_step::<N>(
-        updates,
-        next,
-        pending_count,
-        pending,
-        flags,
-        sums,
-        cursors,
-        unit,
-        span,
-        slice,
-        &cols,
-        &current,
-        &mut bits,
-        resume,
-        format,
-    );
-    if write {
-        store_fields(output, base, cols.count, &old, &bits, format);
+    let stop = positions(&*listed_count, &*listed, units, true);
+    let mut at = ABSOLUTE_POS;
+    while at < stop {
+        let unit = unit_at(&*listed, at, true);
+        let (cols, base, works) = listed_unit(targets, unit, (slice, groups, units));
+        if works {
+            let old = load_fields(&*output, base, cols.count, format);
+            let mut current = Array::<u32>::new(GROUP_COLUMNS);
+            let mut bits = Array::<u32>::new(GROUP_COLUMNS);
+            #[unroll]
+            for j in 0..GROUP_COLUMNS {
+                current[j] = u32::reinterpret(widen(old[j], format));
+            }
+            let write = sum_step::<N>(
+                updates,
+                next,
+                pending_count,
+                pending,
+                flags,
+                sums,
+                cursors,
+                (unit, at),
+                span,
+                slice,
+                &cols,
+                &current,
+                &mut bits,
+                resume,
+                format,
+            );
+            if write {
+                store_fields(output, base, cols.count, &old, &bits, format);
+            }
+        }
+        at += position_stride();
     }
 }

@@ -70,7 +70,7 @@ pub use kernel::{
 };
 pub use latest::scatter_nd_assign_latest;
 pub use launch::{
-    OutOfRange, ScatterNdData, ScatterNdIndices, ScatterNdLayout, ScatterReduction,
+    LISTED_GRID, OutOfRange, ScatterNdData, ScatterNdIndices, ScatterNdLayout, ScatterReduction,
     ScatterStrategy, data_in_words, deterministic_strategy, launch_gather_nd, launch_scatter_nd,
     list_buckets, scatter_strategy,
 };

@@ -136,29 +136,43 @@ fn walk_range(
     (key, start, end, active, more)
 }
 
-/// The update element of this launch's unit and whether it has one: `ABSOLUTE_POS` below
-/// `units`, or with `resume` the `ABSOLUTE_POS`-th unit the previous launch listed in `pending`
-/// (`pending_count` of them).
+/// How many positions a launch takes: one per unit below `units` or, with `listed`, one per
+/// unit listed in `list` (`count` of them, at most the list's length).
 #[cube]
-pub(super) fn unit_position(
-    pending_count: &mut [Atomic<u32>],
-    pending: &mut [u32],
+pub(super) fn positions(
+    count: &[Atomic<u32>],
+    list: &[u32],
     units: usize,
-    #[comptime] resume: bool,
-) -> (usize, bool) {
-    let mut position = ABSOLUTE_POS;
-    let mut listed = position < units;
-    if comptime!(resume) {
-        listed =
-            position < pending.len() && u32::cast_from(position) < pending_count[0usize].load();
-        if listed {
-            position = pending[position] as usize;
-        }
+    #[comptime] listed: bool,
+) -> usize {
+    let mut end = units;
+    if comptime!(listed) {
+        let listed_units = count[0usize].load() as usize;
+        end = select(listed_units < list.len(), listed_units, list.len());
     }
-    (position, listed)
+    end
 }
 
-/// This launch's walk for `unit` (from [`unit_position`]; none where not `listed`), by
+/// The unit at a launch's `position`: the position itself or, with `listed`, the unit listed
+/// there.
+#[cube]
+pub(super) fn unit_at(list: &[u32], position: usize, #[comptime] listed: bool) -> usize {
+    let mut unit = position;
+    if comptime!(listed) {
+        unit = list[position] as usize;
+    }
+    unit
+}
+
+/// How far apart the positions one unit takes lie: the launch's units. A launch with a unit
+/// per position takes one each; a fixed grid over listed units (GPUs, see the launchers'
+/// `Listed`) takes every position a grid apart, so that no launch waits for the count.
+#[cube]
+pub(super) fn position_stride() -> usize {
+    CUBE_COUNT * CUBE_DIM as usize
+}
+
+/// This launch's walk for `unit` (none where not `listed`), by
 /// [`walk_range`]: its group of columns (`Columns::row` its sorted position), the first target
 /// element they address, the sorted rows to take and whether it walks. Launch 0 lists every
 /// walk that goes on past its span; that list serves every later launch (`resume`), whose walks
@@ -247,20 +261,42 @@ pub fn scatter_nd_ordered_f64(
     #[comptime] resume: bool,
     #[comptime] op: ReduceOp,
 ) {
-    let at = unit_position(pending_count, pending, units, resume);
-    let (cols, base, start, end, active) = ordered_walk(
-        order,
-        targets,
-        pending_count,
-        pending,
-        at,
-        (slice, groups, rows),
-        (first, span),
-        resume,
-    );
-    if !active {
-        terminate!();
+    let stop = positions(&*pending_count, &*pending, units, resume);
+    let mut at = ABSOLUTE_POS;
+    while at < stop {
+        let unit = unit_at(&*pending, at, resume);
+        let (cols, base, start, end, active) = ordered_walk(
+            order,
+            targets,
+            pending_count,
+            pending,
+            (unit, true),
+            (slice, groups, rows),
+            (first, span),
+            resume,
+        );
+        if active {
+            walk_f64(output, updates, order, &cols, base, (start, end), slice, op);
+        }
+        at += position_stride();
     }
+}
+
+/// Combines the target elements of `cols` from `base` on with the updates of sorted rows
+/// `start..end`, in order, in the runtime's `f64` arithmetic; a NaN result is written as the
+/// canonical quiet NaN.
+#[cube]
+fn walk_f64(
+    output: &mut [f64],
+    updates: &[f64],
+    order: &[u32],
+    cols: &Columns,
+    base: usize,
+    range: (usize, usize),
+    slice: usize,
+    #[comptime] op: ReduceOp,
+) {
+    let (start, end) = range;
     let mut acc = Array::<f64>::new(GROUP_COLUMNS);
     #[unroll]
     for j in 0..GROUP_COLUMNS {
@@ -326,28 +362,60 @@ pub fn scatter_nd_ordered_product<N: Size>(
     #[comptime] format: SumFormat,
 ) {
     // Launch 0 runs the units the tree listed; the later ones those whose walks go on.
-    let (unit, listed) = if comptime!(resume) {
-        unit_position(pending_count, pending, units, true)
+    let stop = if comptime!(resume) {
+        positions(&*pending_count, &*pending, units, true)
     } else {
-        unit_position(uncertain_count, uncertain, units, true)
+        positions(&*uncertain_count, &*uncertain, units, true)
     };
-    let mut mask = 0u32;
-    if listed {
-        mask = masks[unit];
+    let mut at = ABSOLUTE_POS;
+    while at < stop {
+        let unit = if comptime!(resume) {
+            unit_at(&*pending, at, true)
+        } else {
+            unit_at(&*uncertain, at, true)
+        };
+        let mask = masks[unit];
+        let (cols, base, start, end, active) = ordered_walk(
+            order,
+            targets,
+            pending_count,
+            pending,
+            (unit, mask != 0u32),
+            (slice, groups, rows),
+            (first, span),
+            resume,
+        );
+        if active {
+            walk_product::<N>(
+                output,
+                updates,
+                order,
+                &cols,
+                base,
+                (start, end),
+                mask,
+                slice,
+                format,
+            );
+        }
+        at += position_stride();
     }
-    let (cols, base, start, end, active) = ordered_walk(
-        order,
-        targets,
-        pending_count,
-        pending,
-        (unit, mask != 0u32),
-        (slice, groups, rows),
-        (first, span),
-        resume,
-    );
-    if !active {
-        terminate!();
-    }
+}
+
+/// Multiplies the columns of `mask` among the target elements of `cols` from `base` on (words
+/// of `format`) by the updates of sorted rows `start..end`, in order (`multiply_rows`).
+#[cube]
+fn walk_product<N: Size>(
+    output: &mut [Atomic<u32>],
+    updates: &[Vector<u32, N>],
+    order: &[u32],
+    cols: &Columns,
+    base: usize,
+    range: (usize, usize),
+    mask: u32,
+    slice: usize,
+    #[comptime] format: SumFormat,
+) {
     let old = load_fields(&*output, base, cols.count, format);
     let mut acc = Array::<u32>::new(GROUP_COLUMNS);
     let mut bits = Array::<u32>::new(GROUP_COLUMNS);
@@ -357,14 +425,7 @@ pub fn scatter_nd_ordered_product<N: Size>(
         bits[j] = old[j];
     }
     multiply_rows::<N>(
-        &mut acc,
-        &mut bits,
-        updates,
-        order,
-        (start, end),
-        slice,
-        &cols,
-        format,
+        &mut acc, &mut bits, updates, order, range, slice, cols, format,
     );
     #[unroll]
     for j in 0..GROUP_COLUMNS {

@@ -19,8 +19,9 @@
 //! The launches: [`scatter_nd_segment_starts()`] finds each sorted row's target's first row;
 //! [`scatter_nd_product_leaves()`], over every row and group of columns, multiplies sole
 //! updates and lists the chunks; [`scatter_nd_product_chunks()`] and
-//! [`scatter_nd_product_level()`] run over what the previous launch listed (sized on the
-//! device), so that unique rows cost one light pass and the tree's work scales with the chunks.
+//! [`scatter_nd_product_level()`] run over what the previous launch listed (a launch sized on
+//! the device, or a fixed grid whose units take listed positions a grid apart), so that unique
+//! rows cost one light pass and the tree's work scales with the chunks.
 
 use cubecl::prelude::*;
 
@@ -28,7 +29,7 @@ use super::columns::{Columns, GROUP_COLUMNS, columns, load_columns, load_fields,
 use super::exact::{SumFormat, widen};
 use super::indices::SKIPPED;
 use super::kernel::list_pending;
-use super::ordered::{multiply_rows, unit_position};
+use super::ordered::{multiply_rows, position_stride, positions, unit_at};
 use super::product_node::{
     Nodes, leaf, load_node, multiply_into, node_of, ones, round_node, set_node, store_node,
 };
@@ -101,29 +102,21 @@ fn leave_uncertain(
     }
 }
 
-/// This launch's unit, one of those listed in `list` (`count` of them, see `unit_position`),
-/// and where it works: its columns (`Columns::row` its sorted position), its target and the
-/// target's first sorted position; whether the launch has a unit there.
+/// Where the listed `unit` works: its columns (`Columns::row` its sorted position), its target
+/// and the target's first sorted position.
 #[cube]
-fn listed_chunk(
-    count: &mut [Atomic<u32>],
-    list: &mut [u32],
+fn chunk_at(
     order: &[u32],
     targets: &[u32],
     starts: &[u32],
-    sizes: (usize, usize, usize),
-) -> (usize, Columns, u32, usize, bool) {
-    let (units, slice, groups) = sizes;
-    let (unit, listed) = unit_position(count, list, units, true);
-    // Arithmetic only: any unit's columns lie in the slice.
+    unit: usize,
+    slice: usize,
+    groups: usize,
+) -> (Columns, u32, usize) {
     let cols = columns(unit, slice, groups);
-    let mut key = u32::new(SKIPPED as i64);
-    let mut start = 0usize;
-    if listed {
-        key = targets[order[cols.row] as usize];
-        start = starts[cols.row] as usize;
-    }
-    (unit, cols, key, start, listed)
+    let key = targets[order[cols.row] as usize];
+    let start = starts[cols.row] as usize;
+    (cols, key, start)
 }
 
 /// One unit per sorted position: the first sorted position of its target's rows (its target
@@ -208,7 +201,7 @@ pub fn scatter_nd_product_leaves<N: Size>(
 }
 
 /// Chunks, one unit per chunk and group of columns listed by
-/// [`scatter_nd_product_leaves()`] (a launch sized on the device): the unit folds the chunk's
+/// [`scatter_nd_product_leaves()`]: the unit folds the chunk's
 /// updates (after the target's value, for the first chunk), in order. A target with one chunk
 /// is rounded here (the uncertain columns go to `masks` and `uncertain`, see
 /// `leave_uncertain`); the other targets' chunks go to `nodes` and are listed (`node_count`,
@@ -234,62 +227,59 @@ pub fn scatter_nd_product_chunks<N: Size>(
     rows: usize,
     #[comptime] format: SumFormat,
 ) {
-    let (unit, cols, key, start, listed) = listed_chunk(
-        chunk_count,
-        chunks,
-        order,
-        targets,
-        starts,
-        (units, slice, groups),
-    );
-    if !listed {
-        terminate!();
-    }
-    let position = cols.row;
-    let base = key as usize * slice + cols.first;
+    let stop = positions(&*chunk_count, &*chunks, units, true);
     let packed = comptime!(Some(format));
-    let mut acc = ones();
-    if position == start {
-        let data = load_fields(&*output, base, cols.count, format);
-        #[unroll]
-        for j in 0..GROUP_COLUMNS {
-            // One times the leaf is the leaf, bit for bit.
-            set_node(&mut acc, j, leaf(u32::reinterpret(widen(data[j], format))));
+    let mut at = ABSOLUTE_POS;
+    while at < stop {
+        let unit = unit_at(&*chunks, at, true);
+        let (cols, key, start) = chunk_at(order, targets, starts, unit, slice, groups);
+        let position = cols.row;
+        let base = key as usize * slice + cols.first;
+        let mut acc = ones();
+        if position == start {
+            let data = load_fields(&*output, base, cols.count, format);
+            #[unroll]
+            for j in 0..GROUP_COLUMNS {
+                // One times the leaf is the leaf, bit for bit.
+                set_node(&mut acc, j, leaf(u32::reinterpret(widen(data[j], format))));
+            }
         }
-    }
-    let end = position + PRODUCT_CHUNK;
-    let mut at = position;
-    let mut row = order[at] as usize;
-    let mut key_here = key;
-    while at < end && key_here == key {
-        let terms = load_columns::<u32, N>(updates, row * slice + cols.first, cols.count, packed);
-        #[unroll]
-        for j in 0..GROUP_COLUMNS {
-            multiply_into(&mut acc, j, leaf(terms[j]));
+        let end = position + PRODUCT_CHUNK;
+        let mut sorted = position;
+        let mut row = order[sorted] as usize;
+        let mut key_here = key;
+        while sorted < end && key_here == key {
+            let terms =
+                load_columns::<u32, N>(updates, row * slice + cols.first, cols.count, packed);
+            #[unroll]
+            for j in 0..GROUP_COLUMNS {
+                multiply_into(&mut acc, j, leaf(terms[j]));
+            }
+            // The next row and its target, each sorted position's order read once.
+            sorted += 1usize;
+            key_here = u32::new(SKIPPED as i64);
+            if sorted < rows {
+                row = order[sorted] as usize;
+                key_here = targets[row];
+            }
         }
-        // The next row and its target, each sorted position's order read once.
-        at += 1usize;
-        key_here = u32::new(SKIPPED as i64);
-        if at < rows {
-            row = order[at] as usize;
-            key_here = targets[row];
+        if position == start && key_here != key {
+            let mask = finish(output, &acc, &cols, base, PRODUCT_CHUNK as u32, format);
+            leave_uncertain(masks, uncertain_count, uncertain, unit, mask);
+        } else {
+            let node = slot(position, start) * groups + unit % groups;
+            #[unroll]
+            for j in 0..GROUP_COLUMNS {
+                store_node(nodes, node, j, node_of(&acc, j));
+            }
+            list_pending(node_count, node_list, unit);
         }
-    }
-    if position == start && key_here != key {
-        let mask = finish(output, &acc, &cols, base, PRODUCT_CHUNK as u32, format);
-        leave_uncertain(masks, uncertain_count, uncertain, unit, mask);
-    } else {
-        let node = slot(position, start) * groups + unit % groups;
-        #[unroll]
-        for j in 0..GROUP_COLUMNS {
-            store_node(nodes, node, j, node_of(&acc, j));
-        }
-        list_pending(node_count, node_list, unit);
+        at += position_stride();
     }
 }
 
 /// One level of the tree, one unit per node listed by [`scatter_nd_product_chunks()`] (a
-/// chunk of a target with several, and a group of columns; a launch sized on the device): the
+/// chunk of a target with several, and a group of columns): the
 /// node of each `width * PRODUCT_FAN` chunks folds the next `PRODUCT_FAN - 1` nodes of `width`
 /// chunks, left to right. A target's root is rounded at the level that makes it (a tree of at
 /// most `bound` multiplications), as [`scatter_nd_product_chunks()`] rounds a single chunk.
@@ -313,53 +303,47 @@ pub fn scatter_nd_product_level(
     bound: u32,
     #[comptime] format: SumFormat,
 ) {
-    let (unit, cols, key, start, listed) = listed_chunk(
-        node_count,
-        node_list,
-        order,
-        targets,
-        starts,
-        (units, slice, groups),
-    );
-    if !listed {
-        terminate!();
-    }
-    let position = cols.row;
-    let chunk = (position - start) / PRODUCT_CHUNK;
-    let reach = width * PRODUCT_FAN;
-    let next = position + width * PRODUCT_CHUNK;
-    let offset = chunk % reach;
-    if offset != 0usize || key_at(order, targets, next, rows) != key {
-        terminate!();
-    }
-    let group = unit % groups;
-    let node = slot(position, start) * groups + group;
-    let mut acc = ones();
-    #[unroll]
-    for j in 0..GROUP_COLUMNS {
-        set_node(&mut acc, j, load_node(&*nodes, node, j));
-    }
-    let mut child = next;
-    let mut k = 1usize;
-    while k < PRODUCT_FAN && key_at(order, targets, child, rows) == key {
-        let other = slot(child, start) * groups + group;
-        #[unroll]
-        for j in 0..GROUP_COLUMNS {
-            multiply_into(&mut acc, j, load_node(&*nodes, other, j));
+    let stop = positions(&*node_count, &*node_list, units, true);
+    let mut at = ABSOLUTE_POS;
+    while at < stop {
+        let unit = unit_at(&*node_list, at, true);
+        let (cols, key, start) = chunk_at(order, targets, starts, unit, slice, groups);
+        let position = cols.row;
+        let chunk = (position - start) / PRODUCT_CHUNK;
+        let reach = width * PRODUCT_FAN;
+        let next = position + width * PRODUCT_CHUNK;
+        // This level's nodes: the first of each `reach` chunks, where a node follows.
+        if chunk % reach == 0usize && key_at(order, targets, next, rows) == key {
+            let group = unit % groups;
+            let node = slot(position, start) * groups + group;
+            let mut acc = ones();
+            #[unroll]
+            for j in 0..GROUP_COLUMNS {
+                set_node(&mut acc, j, load_node(&*nodes, node, j));
+            }
+            let mut child = next;
+            let mut k = 1usize;
+            while k < PRODUCT_FAN && key_at(order, targets, child, rows) == key {
+                let other = slot(child, start) * groups + group;
+                #[unroll]
+                for j in 0..GROUP_COLUMNS {
+                    multiply_into(&mut acc, j, load_node(&*nodes, other, j));
+                }
+                child += width * PRODUCT_CHUNK;
+                k += 1usize;
+            }
+            let end = position + reach * PRODUCT_CHUNK;
+            if chunk == 0usize && key_at(order, targets, end, rows) != key {
+                let base = key as usize * slice + cols.first;
+                let mask = finish(output, &acc, &cols, base, bound, format);
+                leave_uncertain(masks, uncertain_count, uncertain, unit, mask);
+            } else {
+                #[unroll]
+                for j in 0..GROUP_COLUMNS {
+                    store_node(nodes, node, j, node_of(&acc, j));
+                }
+            }
         }
-        child += width * PRODUCT_CHUNK;
-        k += 1usize;
-    }
-    let root =
-        chunk == 0usize && key_at(order, targets, position + reach * PRODUCT_CHUNK, rows) != key;
-    if root {
-        let base = key as usize * slice + cols.first;
-        let mask = finish(output, &acc, &cols, base, bound, format);
-        leave_uncertain(masks, uncertain_count, uncertain, unit, mask);
-    } else {
-        #[unroll]
-        for j in 0..GROUP_COLUMNS {
-            store_node(nodes, node, j, node_of(&acc, j));
-        }
+        at += position_stride();
     }
 }

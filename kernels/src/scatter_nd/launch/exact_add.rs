@@ -5,7 +5,7 @@ use crate::capture::launch_unchecked;
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 
-use super::plan::{ListsLaunch, zeroed_words};
+use super::plan::{LISTED_GRID, ListsLaunch, zeroed_words};
 use crate::launch::elementwise_geometry;
 use crate::scatter_nd::{
     JUMP_FAN, SumFormat, scatter_nd_exact_finish, scatter_nd_exact_jump, scatter_nd_exact_segments,
@@ -138,8 +138,8 @@ pub(super) unsafe fn launch_exact_add(
                 format,
             ));
         }
-        // The listed starts are few: a grid of at most `FINISH_UNITS` units loops over them.
-        let (cubes, dim) = elementwise_geometry(client, units.min(FINISH_UNITS));
+        // The listed starts are few: a grid of at most `LISTED_GRID` units loops over them.
+        let (cubes, dim) = elementwise_geometry(client, units.clamp(1, LISTED_GRID));
         launch_unchecked!(scatter_nd_exact_finish(
             client,
             cubes,
@@ -159,6 +159,3 @@ pub(super) unsafe fn launch_exact_add(
         ));
     }
 }
-
-/// The most units of the finishing step's grid.
-const FINISH_UNITS: usize = 1 << 16;

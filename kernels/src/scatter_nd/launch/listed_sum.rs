@@ -63,7 +63,7 @@ pub(super) unsafe fn launch_listed_sum(
     unsafe {
         let walks = Walks::new(client, rows, groups, CPU_SUM_SPAN, address);
         let span = walks.span;
-        let work = Listed::new(client, group_units, address);
+        let work = Listed::new(client, group_units, true, address);
         let heads_arg = BufferArg::from_raw_parts(heads.clone(), (*targets).max(1));
         let next_arg = || BufferArg::from_raw_parts(next.clone(), rows);
         let targets_arg = || BufferArg::from_raw_parts(row_targets.clone(), rows);
@@ -101,7 +101,7 @@ pub(super) unsafe fn launch_listed_sum(
             // on; the later ones run those (the work list is then a spare pair of arguments).
             let start = launch == 0;
             let (cubes, dim) = if start {
-                work.geometry()
+                work.geometry(client)
             } else {
                 walks.geometry(client, group_units, true)
             };

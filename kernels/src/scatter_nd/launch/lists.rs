@@ -214,7 +214,9 @@ pub(super) unsafe fn launch_lists(
             indices.elem,
         ));
         if let Some(step) = ordered {
-            launch_ordered(client, lists, &row_targets, step);
+            // The listed strategy sizes the tree's launches on the device (CPU drivers).
+            let on_device = strategy == ScatterStrategy::ListedDeterministic;
+            launch_ordered(client, lists, &row_targets, step, on_device);
             return;
         }
         if let Some(format) = listed_sum {

@@ -16,6 +16,7 @@ use cubecl::server::Handle;
 
 pub use self::indices::{OutOfRange, ScatterNdIndices};
 pub use self::lists::list_buckets;
+pub use self::plan::LISTED_GRID;
 pub use self::strategy::{
     ScatterReduction, ScatterStrategy, data_in_words, deterministic_strategy, scatter_strategy,
 };

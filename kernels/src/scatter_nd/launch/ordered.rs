@@ -96,7 +96,8 @@ unsafe fn sort_rows(
 
 /// Sorts the rows of `lists` by their targets (`row_targets`, written by the link step) and
 /// combines each target's updates as `step` says: float `Mul` by the tree, then in index order
-/// where its rounding is uncertain; `f64` in index order.
+/// where its rounding is uncertain; `f64` in index order. The tree's launches over the units
+/// it lists are sized `on_device` or take a fixed grid (see `Listed`).
 ///
 /// # Safety
 ///
@@ -107,6 +108,7 @@ pub(super) unsafe fn launch_ordered(
     lists: &ListsLaunch,
     row_targets: &Handle,
     step: OrderedStep,
+    on_device: bool,
 ) {
     let ListsLaunch {
         output,
@@ -131,9 +133,13 @@ pub(super) unsafe fn launch_ordered(
         let order = || BufferArg::from_raw_parts(sorted.clone(), rows);
         let targets_arg = || BufferArg::from_raw_parts(row_targets.clone(), rows);
         let uncertain = match step {
-            OrderedStep::Product(format) => {
-                Some(launch_tree(client, lists, [&sorted, row_targets], format))
-            }
+            OrderedStep::Product(format) => Some(launch_tree(
+                client,
+                lists,
+                [&sorted, row_targets],
+                format,
+                on_device,
+            )),
             OrderedStep::Wide(_) => None,
         };
         let walks = Walks::new(client, rows, groups, CPU_SPAN, address);
@@ -142,7 +148,7 @@ pub(super) unsafe fn launch_ordered(
             let resume = first > 0;
             let (cubes, dim) = match &uncertain {
                 // The first launch runs the units the tree listed, as many as it listed.
-                Some(uncertain) if !resume => uncertain.units.geometry(),
+                Some(uncertain) if !resume => uncertain.units.geometry(client),
                 _ => walks.geometry(client, group_units, resume),
             };
             let (pending_count, pending) = (walks.count_arg(), walks.list_arg());
@@ -238,6 +244,7 @@ unsafe fn launch_tree(
     lists: &ListsLaunch,
     [sorted, row_targets]: [&Handle; 2],
     format: SumFormat,
+    on_device: bool,
 ) -> Uncertain {
     let (rows, slice, address) = (lists.rows, lists.slice, lists.address);
     let groups = slice.div_ceil(GROUP_COLUMNS);
@@ -263,7 +270,7 @@ unsafe fn launch_tree(
     // caller checked).
     unsafe {
         let [chunks, listed_nodes, uncertain] =
-            [(); 3].map(|()| Listed::new(client, group_units, address));
+            [(); 3].map(|()| Listed::new(client, group_units, on_device, address));
         let order = || BufferArg::from_raw_parts(sorted.clone(), rows);
         let targets_arg = || BufferArg::from_raw_parts(row_targets.clone(), rows);
         let starts_arg = || BufferArg::from_raw_parts(starts.clone(), rows);
@@ -303,7 +310,7 @@ unsafe fn launch_tree(
             format,
         ));
         chunks.size(client, address);
-        let (cubes, dim) = chunks.geometry();
+        let (cubes, dim) = chunks.geometry(client);
         launch_unchecked!(scatter_nd_product_chunks(
             client,
             cubes,
@@ -335,7 +342,7 @@ unsafe fn launch_tree(
         let (mut width, mut bound) = (1usize, PRODUCT_CHUNK);
         while width < most_chunks {
             bound = bound.saturating_mul(PRODUCT_FAN);
-            let (cubes, dim) = listed_nodes.geometry();
+            let (cubes, dim) = listed_nodes.geometry(client);
             launch_unchecked!(scatter_nd_product_level(
                 client,
                 cubes,

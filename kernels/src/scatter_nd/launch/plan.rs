@@ -1,7 +1,7 @@
 //! What every lists method shares, at the bottom of the launchers: the checked launch
 //! ([`ListsLaunch`]), the float formats the deterministic kernels round to, the vectors a group
 //! of columns moves in, buffers zeroed on the device ([`zeroed_words`]), units listed on the
-//! device for a launch sized there ([`Listed`]), and the bounds of walks on CPU drivers
+//! device and the launches over them ([`Listed`]), and the bounds of walks on CPU drivers
 //! ([`Walks`]).
 
 use crate::capture::launch_unchecked;
@@ -93,20 +93,34 @@ pub(super) unsafe fn zeroed_words(client: &Client, len: usize, address: AddressT
     handle
 }
 
-/// Units listed on the device for a launch sized there: their count, the list (a slot per
-/// possible unit) and the launch's cube count, which [`scatter_nd_listed_dispatch()`] writes.
+/// Units listed on the device, their count and the list (a slot per possible unit), for a
+/// launch over them that never waits for the count on the host: sized on the device (by
+/// [`scatter_nd_listed_dispatch()`], a unit per listed unit: what CPU drivers need, whose
+/// walks are bounded per unit; CUDA reads such a size back first, a sync), or a fixed grid of
+/// at most [`LISTED_GRID`] units, each taking listed positions a grid apart (GPUs).
 pub(super) struct Listed {
     count: Handle,
     list: Handle,
     capacity: usize,
-    dispatch: Handle,
+    dispatch: Option<Handle>,
 }
 
+/// The most units of a fixed grid over listed units: about as many as a large GPU keeps
+/// resident, so that a short list costs one light wave and a long one keeps every unit busy.
+pub const LISTED_GRID: usize = 1 << 18;
+
 impl Listed {
+    /// Room for `capacity` units, launched over by a grid sized `on_device` or fixed.
+    ///
     /// # Safety
     ///
     /// `address` fits the launch.
-    pub unsafe fn new(client: &Client, capacity: usize, address: AddressType) -> Self {
+    pub unsafe fn new(
+        client: &Client,
+        capacity: usize,
+        on_device: bool,
+        address: AddressType,
+    ) -> Self {
         Self {
             // SAFETY: one unit, as the caller's `address` allows.
             count: unsafe { zeroed_words(client, 1, address) },
@@ -114,8 +128,9 @@ impl Listed {
             capacity,
             // A buffer of its own: wgpu refuses a dispatch that reads its count from a buffer
             // the kernel also binds, and small allocations share pooled buffers.
-            dispatch: client
-                .memory_dedicated_allocation((), |()| client.empty(3 * size_of::<u32>())),
+            dispatch: on_device.then(|| {
+                client.memory_dedicated_allocation((), |()| client.empty(3 * size_of::<u32>()))
+            }),
         }
     }
 
@@ -129,12 +144,16 @@ impl Listed {
         unsafe { BufferArg::from_raw_parts(self.list.clone(), self.capacity) }
     }
 
-    /// Sizes the launch over the listed units, once the kernels that list them have run.
+    /// Sizes the launch over the listed units on the device, once the kernels that list them
+    /// have run (nothing for a fixed grid).
     ///
     /// # Safety
     ///
     /// `address` fits the launch.
     pub unsafe fn size(&self, client: &Client, address: AddressType) {
+        let Some(dispatch) = &self.dispatch else {
+            return;
+        };
         let (cubes, dim) = elementwise_geometry(client, 1);
         // SAFETY: the count holds one u32 and the dispatch three; one unit writes them.
         unsafe {
@@ -144,17 +163,21 @@ impl Listed {
                 dim,
                 address,
                 self.count_arg(),
-                BufferArg::from_raw_parts(self.dispatch.clone(), 3),
+                BufferArg::from_raw_parts(dispatch.clone(), 3),
             ));
         }
     }
 
-    /// The geometry of a launch over the listed units, [`WALK_CUBE`] units a cube.
-    pub fn geometry(&self) -> (CubeCount, CubeDim) {
-        (
-            CubeCount::Dynamic(self.dispatch.clone().binding()),
-            CubeDim::new_1d(WALK_CUBE),
-        )
+    /// The geometry of a launch over the listed units: sized on the device, [`WALK_CUBE`]
+    /// units a cube, or the fixed grid.
+    pub fn geometry(&self, client: &Client) -> (CubeCount, CubeDim) {
+        match &self.dispatch {
+            Some(dispatch) => (
+                CubeCount::Dynamic(dispatch.clone().binding()),
+                CubeDim::new_1d(WALK_CUBE),
+            ),
+            None => elementwise_geometry(client, self.capacity.clamp(1, LISTED_GRID)),
+        }
     }
 }
 

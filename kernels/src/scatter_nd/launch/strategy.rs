@@ -51,7 +51,8 @@ pub enum ScatterStrategy {
     /// of by segments: the same bits. The choice of CPU drivers, which pay for every
     /// instruction of a kernel whichever branch a unit takes, and for each launch, more than
     /// for a long walk from their caches; GPUs run the walks of hot targets on few units. Its
-    /// walks launch with a size computed on the device, which CUDA reads back first (a sync).
+    /// walks (and `Mul`'s tree) launch with a size computed on the device, which CUDA reads back
+    /// first (a sync), where [`Deterministic`](Self::Deterministic) takes fixed grids.
     ListedDeterministic,
 }
 
