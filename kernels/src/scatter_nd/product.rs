@@ -312,8 +312,9 @@ pub fn scatter_nd_product_level(
         let chunk = (position - start) / PRODUCT_CHUNK;
         let reach = width * PRODUCT_FAN;
         let next = position + width * PRODUCT_CHUNK;
+        let offset = chunk % reach;
         // This level's nodes: the first of each `reach` chunks, where a node follows.
-        if chunk % reach == 0usize && key_at(order, targets, next, rows) == key {
+        if offset == 0usize && key_at(order, targets, next, rows) == key {
             let group = unit % groups;
             let node = slot(position, start) * groups + group;
             let mut acc = ones();
