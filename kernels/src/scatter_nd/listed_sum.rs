@@ -29,7 +29,7 @@ use super::columns::{
 use super::exact::{SumFormat, add_signed_term_at, hardware_sum, observe, round_signed_sum, widen};
 use super::indices::SKIPPED;
 use super::kernel::list_pending;
-use super::ordered::{position_stride, positions, unit_at};
+use super::ordered::{positions, unit_at};
 
 /// Units per cube of the walks' launches: few, so that the walks of a few hot targets spread
 /// over the cores of a CPU driver, which runs each cube on one thread.
@@ -313,40 +313,41 @@ pub fn scatter_nd_listed_sum<N: Size>(
     #[comptime] resume: bool,
     #[comptime] format: SumFormat,
 ) {
-    let stop = positions(&*listed_count, &*listed, units, true);
-    let mut at = ABSOLUTE_POS;
-    while at < stop {
-        let unit = unit_at(&*listed, at, true);
-        let (cols, base, works) = listed_unit(targets, unit, (slice, groups, units));
-        if works {
-            let old = load_fields(&*output, base, cols.count, format);
-            let mut current = Array::<u32>::new(GROUP_COLUMNS);
-            let mut bits = Array::<u32>::new(GROUP_COLUMNS);
-            #[unroll]
-            for j in 0..GROUP_COLUMNS {
-                current[j] = u32::reinterpret(widen(old[j], format));
-            }
-            let write = sum_step::<N>(
-                updates,
-                next,
-                pending_count,
-                pending,
-                flags,
-                sums,
-                cursors,
-                (unit, at),
-                span,
-                slice,
-                &cols,
-                &current,
-                &mut bits,
-                resume,
-                format,
-            );
-            if write {
-                store_fields(output, base, cols.count, &old, &bits, format);
-            }
-        }
-        at += position_stride();
+    // Its launches have a unit per listed unit (sized on the device, or over the walks').
+    let at = ABSOLUTE_POS;
+    if at >= positions(&*listed_count, &*listed, units, true) {
+        terminate!();
+    }
+    let unit = unit_at(&*listed, at, true);
+    let (cols, base, works) = listed_unit(targets, unit, (slice, groups, units));
+    if !works {
+        terminate!();
+    }
+    let old = load_fields(&*output, base, cols.count, format);
+    let mut current = Array::<u32>::new(GROUP_COLUMNS);
+    let mut bits = Array::<u32>::new(GROUP_COLUMNS);
+    #[unroll]
+    for j in 0..GROUP_COLUMNS {
+        current[j] = u32::reinterpret(widen(old[j], format));
+    }
+    let write = sum_step::<N>(
+        updates,
+        next,
+        pending_count,
+        pending,
+        flags,
+        sums,
+        cursors,
+        (unit, at),
+        span,
+        slice,
+        &cols,
+        &current,
+        &mut bits,
+        resume,
+        format,
+    );
+    if write {
+        store_fields(output, base, cols.count, &old, &bits, format);
     }
 }
