@@ -10,7 +10,7 @@ mod common;
 use burn_dml_ops_kernels::scatter_nd::{
     GROUP_COLUMNS, ReduceOp, ScatterReduction, ScatterStrategy, scatter_nd_listed_sum_heads,
 };
-use common::scatter::Scatter;
+use common::scatter::{DETERMINISTIC, Scatter};
 use common::{GUARD_BYTE, bytes, client, xorshift};
 use cubecl::ir::{ElemType, FloatKind, IntKind, UIntKind};
 use cubecl::prelude::*;
@@ -272,10 +272,7 @@ fn assign_keeps_the_latest_row_by_both_strategies() {
             }
             let mut buffer = values.clone();
             buffer.resize(values.len() + 8, GUARD_BYTE);
-            for strategy in [
-                ScatterStrategy::Deterministic,
-                ScatterStrategy::ListedDeterministic,
-            ] {
+            for strategy in DETERMINISTIC {
                 let scatter = Scatter {
                     dims: vec![len],
                     slice,
@@ -484,34 +481,31 @@ fn strategies_agree_on_random(
     let updates = data(rows * slice);
     let mut buffer = values.clone();
     buffer.resize(values.len() + 8, GUARD_BYTE);
-    let results: Vec<Vec<u8>> = [
-        ScatterStrategy::Deterministic,
-        ScatterStrategy::ListedDeterministic,
-    ]
-    .into_iter()
-    .map(|strategy| {
-        let (result, used) = Scatter {
-            dims: vec![len],
-            slice,
-            strategy: Some(strategy),
-            ..Scatter::new(
-                elem,
-                &buffer,
-                &indices,
-                &updates,
-                ScatterReduction::Reduce(ReduceOp::Add),
-            )
-        }
-        .run(&client().expect("a client"))
-        .unwrap();
-        assert_eq!(used, strategy);
-        assert!(
-            result[values.len()..].iter().all(|&b| b == GUARD_BYTE),
-            "{elem} {strategy:?}: guard bytes"
-        );
-        result
-    })
-    .collect();
+    let results: Vec<Vec<u8>> = DETERMINISTIC
+        .into_iter()
+        .map(|strategy| {
+            let (result, used) = Scatter {
+                dims: vec![len],
+                slice,
+                strategy: Some(strategy),
+                ..Scatter::new(
+                    elem,
+                    &buffer,
+                    &indices,
+                    &updates,
+                    ScatterReduction::Reduce(ReduceOp::Add),
+                )
+            }
+            .run(&client().expect("a client"))
+            .unwrap();
+            assert_eq!(used, strategy);
+            assert!(
+                result[values.len()..].iter().all(|&b| b == GUARD_BYTE),
+                "{elem} {strategy:?}: guard bytes"
+            );
+            result
+        })
+        .collect();
     assert_eq!(
         results[0], results[1],
         "{elem}: {rows} rows of {slice} onto {len} targets (hot: {hot}): the strategies differ"

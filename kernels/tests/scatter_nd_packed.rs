@@ -10,7 +10,7 @@ use burn_dml_ops_kernels::KernelError;
 use burn_dml_ops_kernels::scatter_nd::{
     LISTED_GRID, ReduceOp, ScatterReduction, ScatterStrategy, data_in_words, scatter_strategy,
 };
-use common::scatter::{Scatter, gather};
+use common::scatter::{DETERMINISTIC, Scatter, gather};
 use common::{GUARD_BYTE, binds, bytes, client, float_replaces};
 use cubecl::ir::{ElemType, FloatKind, IntKind, UIntKind};
 use cubecl::prelude::*;
@@ -780,10 +780,7 @@ fn strategies_agree_on(client: &Client, slice: usize) {
         let mut buffer = values.clone();
         buffer.resize(values.len() + 4, GUARD_BYTE);
         let mut results = Vec::new();
-        for strategy in [
-            ScatterStrategy::Deterministic,
-            ScatterStrategy::ListedDeterministic,
-        ] {
+        for strategy in DETERMINISTIC {
             let (result, used) = Scatter {
                 dims: vec![len],
                 slice,
@@ -859,10 +856,7 @@ fn deterministic_mul_groups_match_the_host() {
             let products: Vec<u32> = exact.iter().map(|&p| encode(p)).collect();
             let mut buffer = values.clone();
             buffer.resize(values.len() + 4, GUARD_BYTE);
-            for strategy in [
-                ScatterStrategy::Deterministic,
-                ScatterStrategy::ListedDeterministic,
-            ] {
+            for strategy in DETERMINISTIC {
                 let (result, used) = Scatter {
                     dims: vec![len],
                     slice,
@@ -1038,10 +1032,7 @@ fn deterministic_16_bit_floats_move_bits() {
             (ReduceOp::Mul, [nan, 0, 0x8000, 0]),
         ] {
             let reduction = ScatterReduction::Reduce(op);
-            for strategy in [
-                ScatterStrategy::Deterministic,
-                ScatterStrategy::ListedDeterministic,
-            ] {
+            for strategy in DETERMINISTIC {
                 let scatter = Scatter {
                     strategy: Some(strategy),
                     dims: vec![values.len()],
