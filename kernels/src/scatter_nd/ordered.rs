@@ -261,24 +261,24 @@ pub fn scatter_nd_ordered_f64(
     #[comptime] resume: bool,
     #[comptime] op: ReduceOp,
 ) {
-    let stop = positions(&*pending_count, &*pending, units, resume);
-    let mut at = ABSOLUTE_POS;
-    while at < stop {
-        let unit = unit_at(&*pending, at, resume);
-        let (cols, base, start, end, active) = ordered_walk(
-            order,
-            targets,
-            pending_count,
-            pending,
-            (unit, true),
-            (slice, groups, rows),
-            (first, span),
-            resume,
-        );
-        if active {
-            walk_f64(output, updates, order, &cols, base, (start, end), slice, op);
-        }
-        at += position_stride();
+    // Its launches have a unit per position (over every unit, or over the walks' capacity).
+    let at = ABSOLUTE_POS;
+    if at >= positions(&*pending_count, &*pending, units, resume) {
+        terminate!();
+    }
+    let unit = unit_at(&*pending, at, resume);
+    let (cols, base, start, end, active) = ordered_walk(
+        order,
+        targets,
+        pending_count,
+        pending,
+        (unit, true),
+        (slice, groups, rows),
+        (first, span),
+        resume,
+    );
+    if active {
+        walk_f64(output, updates, order, &cols, base, (start, end), slice, op);
     }
 }
 
