@@ -883,31 +883,31 @@ fn deterministic_mul_groups_match_the_host() {
     }
 }
 
-/// Deterministic `f32` `Mul` of more chunks than a fixed grid has units ([`LISTED_GRID`] + 1
-/// targets of two rows each): each unit of the chunks' grid takes listed positions a grid
-/// apart, and every target's product is still its value's times its two updates, rounded once.
-#[test]
-fn fixed_grids_take_every_listed_chunk() {
-    let Some(client) = client() else { return };
-    let targets = LISTED_GRID + 1;
-    let rows = 2 * targets;
-    // Each target takes a row of each half, so that the sort brings them together.
-    let indices: Vec<i32> = (0..rows)
-        .map(|r| ((r % targets) as i32 + (r / targets) as i32) % targets as i32)
+/// Deterministic `f32` `Mul` on the GPUs' fixed grids, slice 1: `values[t]` times the
+/// `row_updates` of target `t`'s rows in index order, each target taking one row of each of
+/// `row_updates.len()` runs of rows so that the sort brings them together. Checks that
+/// `kernel` was built and the guard bytes; returns each target's bits.
+fn fixed_grid_mul(
+    client: &Client,
+    values: &[u32],
+    row_updates: &[Vec<u32>],
+    kernel: &str,
+) -> Vec<u32> {
+    let targets = values.len();
+    let indices: Vec<i32> = (0..targets * row_updates.len())
+        .map(|r| ((r % targets + r / targets) % targets) as i32)
         .collect();
-    // Factors above 1 in magnitude: an update left out changes its target.
-    let factor = |i: usize| [1.5f32, -1.25, 2.5, 1.75, -3.0][i % 5];
-    let values: Vec<u32> = (0..targets).map(|i| factor(i).to_bits()).collect();
-    let updates: Vec<u32> = (0..rows).map(|r| factor(r + targets).to_bits()).collect();
-    let mut exact: Vec<f64> = (0..targets).map(|i| f64::from(factor(i))).collect();
-    for (row, &target) in indices.iter().enumerate() {
-        exact[target as usize] *= f64::from(factor(row + targets));
-    }
-    let bytes = |words: &[u32]| -> Vec<u8> { words.iter().flat_map(|w| w.to_le_bytes()).collect() };
-    let mut output = bytes(&values);
+    // Row `r` of run `k` is target `(r + k) % targets`'s row `k`.
+    let updates: Vec<u32> = row_updates
+        .iter()
+        .enumerate()
+        .flat_map(|(k, run)| (0..targets).map(move |r| run[(r + k) % targets]))
+        .collect();
+    let words = |words: &[u32]| -> Vec<u8> { words.iter().flat_map(|w| w.to_le_bytes()).collect() };
+    let mut output = words(values);
     output.extend([GUARD_BYTE; 4]);
-    let reduction = ScatterReduction::Reduce(ReduceOp::Mul);
-    let (result, _) = Scatter {
+    let updates = words(&updates);
+    let scatter = Scatter {
         dims: vec![targets],
         slice: 1,
         strategy: Some(ScatterStrategy::Deterministic),
@@ -915,23 +915,76 @@ fn fixed_grids_take_every_listed_chunk() {
             ElemType::Float(FloatKind::F32),
             &output,
             &indices,
-            &bytes(&updates),
-            reduction,
+            &updates,
+            ScatterReduction::Reduce(ReduceOp::Mul),
         )
-    }
-    .run(&client)
-    .unwrap();
-    for (i, &product) in exact.iter().enumerate() {
-        assert_eq!(
-            element(&result, i, 4),
-            (product as f32).to_bits(),
-            "target {i}"
-        );
-    }
+    };
+    let kernels = scatter.built_kernels(client);
+    assert!(
+        kernels.iter().any(|k| k == kernel),
+        "{kernel} among {kernels:?}"
+    );
+    let (result, _) = scatter.run(client).unwrap();
     assert!(
         result[4 * targets..].iter().all(|&b| b == GUARD_BYTE),
         "guard bytes"
     );
+    (0..targets).map(|i| element(&result, i, 4)).collect()
+}
+
+/// Factors whose products of a few dozen are exact in `f64` and `f32`, none of magnitude 1:
+/// an update left out changes its target's product.
+fn exact_power(i: usize) -> f32 {
+    [2.0f32, -0.5, 4.0, -2.0, 0.25, 1.5][i % 6]
+}
+
+/// `fixed_grid_mul` of `rows` rows a target on `targets` targets, against the exact products.
+fn fixed_grid_products(client: &Client, targets: usize, rows: usize, kernel: &str) {
+    let values: Vec<u32> = (0..targets).map(|t| exact_power(t).to_bits()).collect();
+    let row_updates: Vec<Vec<u32>> = (1..=rows)
+        .map(|k| (0..targets).map(|t| exact_power(t + k).to_bits()).collect())
+        .collect();
+    let result = fixed_grid_mul(client, &values, &row_updates, kernel);
+    for (t, &bits) in result.iter().enumerate() {
+        let exact: f64 = (0..=rows).map(|k| f64::from(exact_power(t + k))).product();
+        assert_eq!(bits, (exact as f32).to_bits(), "target {t}");
+    }
+}
+
+/// More chunks than a fixed grid has units ([`LISTED_GRID`] + 1 targets of two rows): each
+/// unit of the chunks' grid takes listed positions a grid apart.
+#[test]
+fn fixed_grids_take_every_listed_chunk() {
+    let Some(client) = client() else { return };
+    fixed_grid_products(&client, LISTED_GRID + 1, 2, "ScatterNdProductChunks");
+}
+
+/// More tree nodes than a fixed grid has units (`LISTED_GRID / 2 + 1` targets of 33 rows, two
+/// chunks each): the levels' grid takes every listed node, as the chunks' grid every chunk.
+#[test]
+fn fixed_grids_take_every_listed_node() {
+    let Some(client) = client() else { return };
+    fixed_grid_products(&client, LISTED_GRID / 2 + 1, 33, "ScatterNdProductLevel");
+}
+
+/// More products whose rounding the tree cannot tell than a fixed grid has units
+/// ([`LISTED_GRID`] + 1 targets of the three factors of `uncertain_products_take_index_order`):
+/// the index-order walk's grid takes every one.
+#[test]
+fn fixed_grids_take_every_uncertain_product() {
+    let Some(client) = client() else { return };
+    let [value, first, second] = [0x3F80_25D5u32, 0x3FA3_E702, 0x3FA1_1561];
+    let targets = LISTED_GRID + 1;
+    let row_updates = [vec![first; targets], vec![second; targets]];
+    let result = fixed_grid_mul(
+        &client,
+        &vec![value; targets],
+        &row_updates,
+        "ScatterNdOrderedProduct",
+    );
+    for (t, &bits) in result.iter().enumerate() {
+        assert_eq!(bits, 0x3FCE_80E8, "target {t}: not index order");
+    }
 }
 
 /// Deterministic `f32` `Mul` where the tree cannot tell the rounding: three factors whose exact
