@@ -903,10 +903,8 @@ fn fixed_grid_mul(
         .enumerate()
         .flat_map(|(k, run)| (0..targets).map(move |r| run[(r + k) % targets]))
         .collect();
-    let words = |words: &[u32]| -> Vec<u8> { words.iter().flat_map(|w| w.to_le_bytes()).collect() };
-    let mut output = words(values);
+    let mut output = u32::as_bytes(values).to_vec();
     output.extend([GUARD_BYTE; 4]);
-    let updates = words(&updates);
     let scatter = Scatter {
         dims: vec![targets],
         slice: 1,
@@ -915,7 +913,7 @@ fn fixed_grid_mul(
             ElemType::Float(FloatKind::F32),
             &output,
             &indices,
-            &updates,
+            u32::as_bytes(&updates),
             ScatterReduction::Reduce(ReduceOp::Mul),
         )
     };
@@ -1010,12 +1008,11 @@ fn uncertain_products_take_index_order() {
         1 | 3 => [second, 0.3f32.to_bits(), second],
         _ => [one, if r.is_multiple_of(100) { two } else { one }, one],
     };
-    let bytes = |words: &[u32]| -> Vec<u8> { words.iter().flat_map(|w| w.to_le_bytes()).collect() };
     let eleven = 1.1f32.to_bits();
-    let mut output = bytes(&[value, eleven, value, value, eleven, value]);
+    let mut output = u32::as_bytes(&[value, eleven, value, value, eleven, value]).to_vec();
     output.extend([GUARD_BYTE; 4]);
     let updates: Vec<u32> = (0..rows).flat_map(row).collect();
-    let updates = bytes(&updates);
+    let updates = u32::as_bytes(&updates);
     let reduction = ScatterReduction::Reduce(ReduceOp::Mul);
     let scatter = Scatter {
         dims: vec![2],
@@ -1025,7 +1022,7 @@ fn uncertain_products_take_index_order() {
             ElemType::Float(FloatKind::F32),
             &output,
             &indices,
-            &updates,
+            updates,
             reduction,
         )
     };

@@ -172,11 +172,11 @@ pub(super) fn position_stride() -> usize {
     CUBE_COUNT * CUBE_DIM as usize
 }
 
-/// This launch's walk for `unit` (none where not `listed`), by
-/// [`walk_range`]: its group of columns (`Columns::row` its sorted position), the first target
-/// element they address, the sorted rows to take and whether it walks. Launch 0 lists every
-/// walk that goes on past its span; that list serves every later launch (`resume`), whose walks
-/// end (inactive) once their target has no rows left.
+/// This launch's walk for `unit` (none where not `listed`), by [`walk_range`]: its group of columns
+/// (`Columns::row` its sorted position), the first target element they address, the sorted rows to
+/// take and whether it walks. Launch 0 lists every walk that goes on past its span; that list
+/// serves every later launch (`resume`), whose walks end (inactive) once their target has no rows
+/// left.
 #[cube]
 fn ordered_walk(
     order: &[u32],
@@ -334,12 +334,11 @@ fn walk_f64(
 }
 
 /// Walks, 16- and 32-bit floats held in 32-bit words (`Mul`, where the tree's rounding is
-/// uncertain, see `product.rs`): the unit at each target's first sorted row, per group of
-/// columns that the tree left (listed in `uncertain`, its columns in `masks`), multiplies those
-/// columns by the updates of rows
-/// `start..end` of the target's sorted rows, in order, as `f32` bits rounded to `format` each
-/// step (`round_product`); `groups` groups per row, `units = rows * groups`, updates read in
-/// vectors of `N` lanes (see `columns.rs`). The unit XORs the change of each of its fields
+/// uncertain, see `product.rs`): for each target's first sorted row and group of columns that the
+/// tree left (listed in `uncertain`, its columns in `masks`), a unit multiplies those columns by
+/// the updates of rows `start..end` of the target's sorted rows, in order, as `f32` bits rounded to
+/// `format` each step (`round_product`); `groups` groups per row, `units = rows * groups`, updates
+/// read in vectors of `N` lanes (see `columns.rs`). The unit XORs the change of each of its fields
 /// into its word, which leaves another field of the word as its own unit sets it.
 #[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn scatter_nd_ordered_product<N: Size>(

@@ -144,14 +144,13 @@ pub fn scatter_nd_segment_starts(starts: &mut [u32], order: &[u32], targets: &[u
     starts[position] = low as u32;
 }
 
-/// Leaves, one unit per sorted position and group of columns (`units = rows * groups`): a
-/// target's sole update multiplies its value here (the index-order walk's `multiply_rows`:
-/// the exact product of two values rounded once, as the tree gives it); the unit at the first row of each chunk of a
-/// target with more rows is listed (`chunk_count`, `chunks`) for
-/// [`scatter_nd_product_chunks()`]. So on CPU drivers, which run every instruction of a kernel
-/// for each group of lanes whichever way its branches go, the tree's kernels run only for the
-/// chunks. Data and updates are 32-bit words of `format` (see `columns.rs`), updates read in
-/// vectors of `N` lanes.
+/// Leaves, one unit per sorted position and group of columns (`units = rows * groups`): a target's
+/// sole update multiplies its value here (the index-order walk's `multiply_rows`: the exact product
+/// of two values rounded once, as the tree gives it); the unit at the first row of each chunk of a
+/// target with more rows is listed (`chunk_count`, `chunks`) for [`scatter_nd_product_chunks()`].
+/// So on CPU drivers, which run every instruction of a kernel for each group of lanes whichever way
+/// its branches go, the tree's kernels run only for the chunks. Data and updates are 32-bit words
+/// of `format` (see `columns.rs`), updates read in vectors of `N` lanes.
 #[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn scatter_nd_product_leaves<N: Size>(
     output: &mut [Atomic<u32>],
@@ -200,10 +199,9 @@ pub fn scatter_nd_product_leaves<N: Size>(
     store_fields(output, base, cols.count, &data, &bits, format);
 }
 
-/// Chunks, one unit per chunk and group of columns listed by
-/// [`scatter_nd_product_leaves()`]: the unit folds the chunk's
-/// updates (after the target's value, for the first chunk), in order. A target with one chunk
-/// is rounded here (the uncertain columns go to `masks` and `uncertain`, see
+/// Chunks, for each chunk and group of columns listed by [`scatter_nd_product_leaves()`]: a unit
+/// folds the chunk's updates (after the target's value, for the first chunk), in order. A target
+/// with one chunk is rounded here (the uncertain columns go to `masks` and `uncertain`, see
 /// `leave_uncertain`); the other targets' chunks go to `nodes` and are listed (`node_count`,
 /// `node_list`) for [`scatter_nd_product_level()`].
 #[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
@@ -278,11 +276,11 @@ pub fn scatter_nd_product_chunks<N: Size>(
     }
 }
 
-/// One level of the tree, one unit per node listed by [`scatter_nd_product_chunks()`] (a
-/// chunk of a target with several, and a group of columns): the
-/// node of each `width * PRODUCT_FAN` chunks folds the next `PRODUCT_FAN - 1` nodes of `width`
-/// chunks, left to right. A target's root is rounded at the level that makes it (a tree of at
-/// most `bound` multiplications), as [`scatter_nd_product_chunks()`] rounds a single chunk.
+/// One level of the tree, over the nodes listed by [`scatter_nd_product_chunks()`] (a chunk of a
+/// target with several, and a group of columns): the node of each `width * PRODUCT_FAN` chunks
+/// folds the next `PRODUCT_FAN - 1` nodes of `width` chunks, left to right. A target's root is
+/// rounded at the level that makes it (a tree of at most `bound` multiplications), as
+/// [`scatter_nd_product_chunks()`] rounds a single chunk.
 #[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn scatter_nd_product_level(
     output: &mut [Atomic<u32>],
