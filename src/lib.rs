@@ -38,6 +38,7 @@
 mod backend;
 mod error;
 mod host;
+pub mod onnx;
 mod ops;
 mod reference;
 mod scatter_nd_rules;

@@ -208,6 +208,26 @@ impl<B: DmlOps, C: CheckpointStrategy> DmlOps for Autodiff<B, C> {
         }
     }
 
+    fn int_gather_nd_slices(
+        input: IntTensor<Self>,
+        indices: IntTensor<Self>,
+        out_of_bounds: OutOfBounds,
+        shape: Shape,
+        input_dims: usize,
+    ) -> IntTensor<Self> {
+        B::int_gather_nd_slices(input, indices, out_of_bounds, shape, input_dims)
+    }
+
+    fn bool_gather_nd_slices(
+        input: BoolTensor<Self>,
+        indices: IntTensor<Self>,
+        out_of_bounds: OutOfBounds,
+        shape: Shape,
+        input_dims: usize,
+    ) -> BoolTensor<Self> {
+        B::bool_gather_nd_slices(input, indices, out_of_bounds, shape, input_dims)
+    }
+
     fn int_scatter_nd(
         input: IntTensor<Self>,
         indices: IntTensor<Self>,

@@ -145,6 +145,26 @@ impl DmlOps for CubeBackend {
         gather_nd(input, indices, out_of_bounds, shape, input_dims)
     }
 
+    fn int_gather_nd_slices(
+        input: IntTensor<Self>,
+        indices: IntTensor<Self>,
+        out_of_bounds: OutOfBounds,
+        shape: Shape,
+        input_dims: usize,
+    ) -> IntTensor<Self> {
+        gather_nd(input, indices, out_of_bounds, shape, input_dims)
+    }
+
+    fn bool_gather_nd_slices(
+        input: BoolTensor<Self>,
+        indices: IntTensor<Self>,
+        out_of_bounds: OutOfBounds,
+        shape: Shape,
+        input_dims: usize,
+    ) -> BoolTensor<Self> {
+        gather_nd(input, indices, out_of_bounds, shape, input_dims)
+    }
+
     fn int_scatter_nd(
         input: IntTensor<Self>,
         indices: IntTensor<Self>,
@@ -529,8 +549,8 @@ fn gather_nd(
     shape: Shape,
     input_dims: usize,
 ) -> CubeTensor {
-    let input = contiguous_bits(input, "ScatterND (gradient)");
-    let indices = contiguous_bits(indices, "ScatterND (gradient)");
+    let input = contiguous_bits(input, "GatherND");
+    let indices = contiguous_bits(indices, "GatherND");
     let output = empty_output(&input, shape, input.dtype);
     let input_shape = input.shape();
     launch_gather_nd(
@@ -541,6 +561,6 @@ fn gather_nd(
         &kernel_indices(&indices, out_of_bounds),
         scatter_layout(&input_shape, &indices.shape(), input_dims),
     )
-    .unwrap_or_else(|err| launch_failed("ScatterND (gradient)", &input.device, err));
+    .unwrap_or_else(|err| launch_failed("GatherND", &input.device, err));
     output
 }

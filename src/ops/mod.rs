@@ -232,6 +232,40 @@ pub trait DmlOps: Backend {
         Self::float_from_data(output, &device)
     }
 
+    /// [`float_gather_nd_slices`](Self::float_gather_nd_slices) for Int tensors: ONNX's
+    /// `GatherND` on Int data, checked like the Float form.
+    #[fusion(dtype = input, shape = shape.clone())]
+    fn int_gather_nd_slices(
+        input: IntTensor<Self>,
+        indices: IntTensor<Self>,
+        out_of_bounds: OutOfBounds,
+        shape: Shape,
+        input_dims: usize,
+    ) -> IntTensor<Self> {
+        let device = input.device();
+        let input = read_sync(Self::int_into_data(input)).expect("GatherND: reading input");
+        let indices = read_sync(Self::int_into_data(indices)).expect("GatherND: reading");
+        let output = reference::gather_nd(&input, &indices, out_of_bounds, &shape, input_dims);
+        Self::int_from_data(output, &device)
+    }
+
+    /// [`float_gather_nd_slices`](Self::float_gather_nd_slices) for Bool tensors (a skipped
+    /// tuple's row is false).
+    #[fusion(dtype = input, shape = shape.clone())]
+    fn bool_gather_nd_slices(
+        input: BoolTensor<Self>,
+        indices: IntTensor<Self>,
+        out_of_bounds: OutOfBounds,
+        shape: Shape,
+        input_dims: usize,
+    ) -> BoolTensor<Self> {
+        let device = input.device();
+        let input = read_sync(Self::bool_into_data(input)).expect("GatherND: reading input");
+        let indices = read_sync(Self::int_into_data(indices)).expect("GatherND: reading");
+        let output = reference::gather_nd(&input, &indices, out_of_bounds, &shape, input_dims);
+        Self::bool_from_data(output, &device)
+    }
+
     /// [`float_scatter_nd`](Self::float_scatter_nd) for Int tensors.
     #[fusion(dtype = input, shape = input)]
     fn int_scatter_nd(

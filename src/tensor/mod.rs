@@ -5,7 +5,7 @@ mod bit_count;
 mod compress;
 mod nonzero;
 mod scatter_nd;
-mod support;
+pub(crate) mod support;
 
 pub use bit_count::BitCountExt;
 pub use compress::{CompressExt, Compressed};

@@ -40,7 +40,7 @@ fn unsupported(
 }
 
 /// Whether `device` can compute with `dtype` (not only store it).
-fn can_compute(device: &Device, dtype: DType) -> bool {
+pub(crate) fn can_compute(device: &Device, dtype: DType) -> bool {
     <Dispatch as Backend>::dtype_usage(device.as_dispatch(), dtype).contains(DTypeUsage::Arithmetic)
 }
 

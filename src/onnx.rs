@@ -1,0 +1,313 @@
+//! ONNX's `ScatterND`, `ScatterElements`, `GatherND`, `NonZero` and `Compress` on this crate's
+//! kernels, with ONNX's semantics: what models imported with the `burn-dml-ops-onnx` build
+//! helper call. Model code can call them too.
+//!
+//! Each function panics, with the [`DmlOpsError`](crate::DmlOpsError)'s message and the
+//! operator's name, where ONNX Runtime returns an error for a shape or dtype (a generated
+//! `forward` has no error channel). Index values never do: an index tuple out of range after
+//! negative indices wrap is dropped ([`OutOfBounds::Skip`], the default of the build helper;
+//! ONNX Runtime returns an error instead), clamped, or an error, as the options say; a skipped
+//! `GatherND` row is zeros. Nothing reads back to the host except `NonZero` and `Compress`,
+//! whose output sizes depend on the data: they read a 4-byte count once.
+//!
+//! ```
+//! use burn::tensor::{Device, Int, Tensor};
+//! use burn_dml_ops::onnx;
+//! use burn_dml_ops::prelude::*;
+//!
+//! let device = Device::flex();
+//! let data = Tensor::<2>::from_data([[1.0, 2.0], [3.0, 4.0]], &device);
+//! let mask = data.clone().greater_elem(1.5);
+//! // torch's `data[mask]` as exported: NonZero -> Transpose -> GatherND.
+//! let coordinates = onnx::non_zero(mask, burn::tensor::IntDType::I64).transpose();
+//! let picked: Tensor<1> = onnx::gather_nd(data, coordinates, 0, OutOfBounds::Skip);
+//! assert_eq!(picked.to_data().try_to_vec::<f32>().unwrap(), vec![2.0, 3.0, 4.0]);
+//! ```
+
+use burn::backend::Dispatch;
+use burn::tensor::kind::{Basic, Kind};
+use burn::tensor::{Bool, Int, IntDType, Shape, Tensor};
+
+use crate::tensor::support::can_compute;
+use crate::{
+    CompressExt, DmlOps, NonZeroExt, NonZeroOptions, OutOfBounds, ScatterNdExt, ScatterNdOptions,
+};
+
+/// ONNX `ScatterND` (opsets 11 to 18): [`ScatterNdExt::try_scatter_nd`] with `options`, whose
+/// reduction is the node's (`none` is [`Reduction::Assign`](crate::Reduction::Assign)).
+///
+/// # Panics
+///
+/// Where `try_scatter_nd` returns an error, with its message.
+pub fn scatter_nd<const D: usize, const DI: usize, const DU: usize, K: Basic>(
+    data: Tensor<D, K>,
+    indices: Tensor<DI, Int>,
+    updates: Tensor<DU, K>,
+    options: ScatterNdOptions,
+) -> Tensor<D, K>
+where
+    Tensor<D, K>: ScatterNdExt<D, K>,
+{
+    data.try_scatter_nd(indices, updates, options)
+        .unwrap_or_else(|err| panic!("ONNX ScatterND: {err}"))
+}
+
+/// ONNX `ScatterElements` (and the deprecated `Scatter`) along `axis`: element `p` of `updates`
+/// goes to `p` with coordinate `axis` replaced by `indices[p]`. It runs as a ScatterND whose
+/// index tuples the device builds from `indices` and the coordinates of each position, so
+/// duplicates reduce exactly as in [`scatter_nd`].
+///
+/// # Panics
+///
+/// Where `indices` and `updates` differ in shape, `axis` is not below the rank, an index
+/// dimension other than `axis` is larger than the data's (ONNX Runtime's rule), the device has
+/// no arithmetic for the indices' dtype (64-bit integers on wgpu's OpenGL backend: feed such
+/// indices in the default Int dtype, as `Tensor::from_data` makes them), or where
+/// [`scatter_nd`] would.
+pub fn scatter_elements<const D: usize, K: Basic>(
+    data: Tensor<D, K>,
+    indices: Tensor<D, Int>,
+    updates: Tensor<D, K>,
+    axis: usize,
+    options: ScatterNdOptions,
+) -> Tensor<D, K>
+where
+    Tensor<D, K>: ScatterNdExt<D, K>,
+{
+    let (data_dims, index_dims) = (data.dims(), indices.dims());
+    let fail = |detail: String| -> ! {
+        panic!(
+            "ONNX ScatterElements: {detail} (data {data_dims:?}, indices {index_dims:?}, updates \
+             {:?}, axis {axis})",
+            updates.dims()
+        )
+    };
+    if updates.dims() != index_dims {
+        fail("indices and updates must have the same shape".into());
+    }
+    if axis >= D {
+        fail(format!("axis must be below the rank {D}"));
+    }
+    if let Some(dim) = (0..D).find(|&d| d != axis && index_dims[d] > data_dims[d]) {
+        fail(format!(
+            "indices dimension {dim} is larger than the data's; only the axis may differ freely"
+        ));
+    }
+    let rows = index_dims.iter().product::<usize>();
+    let tuples = element_tuples(indices, axis, "ScatterElements");
+    scatter_nd(data, tuples, updates.reshape([rows]), options)
+}
+
+/// The index tuples of ScatterElements as a `[numel, D]` tensor in the indices' dtype: row `p`
+/// is the coordinates of position `p` of `indices`, with coordinate `axis` replaced by its value.
+fn element_tuples<const D: usize>(
+    indices: Tensor<D, Int>,
+    axis: usize,
+    operator: &str,
+) -> Tensor<2, Int> {
+    let dims = indices.dims();
+    let rows = dims.iter().product::<usize>();
+    let columns = (0..D)
+        .map(|dim| {
+            if dim == axis {
+                indices.clone().reshape([rows, 1])
+            } else {
+                coordinate_column(&indices, dim, dims, operator)
+            }
+        })
+        .collect();
+    Tensor::cat(columns, 1)
+}
+
+/// The coordinate `dim` of every position of a tensor of shape `dims` (the indices' dtype and
+/// device, built there), in row-major order, as a `[numel, 1]` column.
+fn coordinate_column<const D: usize>(
+    like: &Tensor<D, Int>,
+    dim: usize,
+    dims: [usize; D],
+    operator: &str,
+) -> Tensor<2, Int> {
+    let (device, dtype) = (like.device(), like.dtype());
+    if !can_compute(&device, dtype) {
+        panic!(
+            "ONNX {operator}: the indices have dtype {dtype:?}, which {device:?} stores but has \
+             no arithmetic for (wgpu's OpenGL backend has no 64-bit integers), and building the \
+             index tuples needs it; create the indices in the device's default Int dtype \
+             (`Tensor::from_data(data, &device)` does) or cast them before the model"
+        );
+    }
+    let mut along = [1; D];
+    along[dim] = dims[dim];
+    let rows = dims.iter().product::<usize>();
+    Tensor::<1, Int>::arange(0..dims[dim] as i64, (&device, dtype))
+        .reshape(along)
+        .expand(dims)
+        .reshape([rows, 1])
+}
+
+/// ONNX `GatherND` with `batch_dims`: for each index tuple of `indices` (`[..., k]`) the slice of
+/// `data` it addresses, in the batch of its leading `batch_dims` coordinates. The output has
+/// shape `indices.shape[..DI - 1] ++ data.shape[batch_dims + k..]` (`DO` its rank). Unlike
+/// Burn's `gather_nd`, no index reads outside `data`: negative indices wrap once, and a tuple
+/// still out of range is dropped (a zero row) or clamped as `out_of_bounds` says
+/// ([`OutOfBounds::Error`] reads the indices back and panics naming the tuple).
+///
+/// # Panics
+///
+/// Where `k` is 0 or `batch_dims + k` exceeds the data's rank, the batch dimensions of `data`
+/// and `indices` differ, `DO` is not the output's rank, or (with `batch_dims > 0`) the device
+/// has no arithmetic for the indices' dtype, as in [`scatter_elements`].
+pub fn gather_nd<const D: usize, const DI: usize, const DO: usize, K: Basic>(
+    data: Tensor<D, K>,
+    indices: Tensor<DI, Int>,
+    batch_dims: usize,
+    out_of_bounds: OutOfBounds,
+) -> Tensor<DO, K> {
+    let (data_dims, index_dims) = (data.dims(), indices.dims());
+    let fail = |detail: &str| -> ! {
+        panic!(
+            "ONNX GatherND: {detail} (data {data_dims:?}, indices {index_dims:?}, batch_dims \
+             {batch_dims})"
+        )
+    };
+    let k = index_dims[DI - 1];
+    if k == 0 || batch_dims + k > D || batch_dims >= DI {
+        fail(
+            "the index tuples' size k (the indices' last dimension) must be at least 1, and batch_dims + k at most the data's rank, with batch_dims below the indices' rank",
+        );
+    }
+    if data_dims[..batch_dims] != index_dims[..batch_dims] {
+        fail("the first batch_dims dimensions of data and indices must be equal");
+    }
+    let output: Vec<usize> = index_dims[..DI - 1]
+        .iter()
+        .chain(&data_dims[batch_dims + k..])
+        .copied()
+        .collect();
+    if output.len() != DO {
+        fail(&format!("the output has shape {output:?}, not rank {DO}"));
+    }
+    let tuples = if batch_dims == 0 {
+        indices
+    } else {
+        batch_tuples(indices, batch_dims)
+    };
+    if out_of_bounds == OutOfBounds::Error {
+        check_gather_in_range(&tuples, &data_dims);
+    }
+    let (data, tuples, shape) = (
+        data.into_dispatch(),
+        tuples.into_dispatch(),
+        Shape::from(output),
+    );
+    let gathered = match K::KIND {
+        Kind::Float => {
+            <Dispatch as DmlOps>::float_gather_nd_slices(data, tuples, out_of_bounds, shape, D)
+        }
+        Kind::Int => {
+            <Dispatch as DmlOps>::int_gather_nd_slices(data, tuples, out_of_bounds, shape, D)
+        }
+        Kind::Bool => {
+            <Dispatch as DmlOps>::bool_gather_nd_slices(data, tuples, out_of_bounds, shape, D)
+        }
+    };
+    Tensor::from_dispatch(gathered)
+}
+
+/// The tuples of a batched GatherND as `[rows, batch_dims + k]`: each row's batch coordinates
+/// (its position in the indices' first `batch_dims` dimensions), then its own `k`.
+fn batch_tuples<const DI: usize>(indices: Tensor<DI, Int>, batch_dims: usize) -> Tensor<DI, Int> {
+    let dims = indices.dims();
+    let k = dims[DI - 1];
+    let mut positions = dims;
+    positions[DI - 1] = 1;
+    let rows = positions.iter().product::<usize>();
+    let mut columns: Vec<Tensor<2, Int>> = (0..batch_dims)
+        .map(|dim| coordinate_column(&indices, dim, positions, "GatherND"))
+        .collect();
+    columns.push(indices.reshape([rows, k]));
+    let mut tuple_dims = positions;
+    tuple_dims[DI - 1] = batch_dims + k;
+    Tensor::cat(columns, 1).reshape(tuple_dims)
+}
+
+/// `OutOfBounds::Error` for GatherND: reads the tuples back once and panics naming the first
+/// one out of range after negative indices wrap.
+fn check_gather_in_range<const DI: usize>(tuples: &Tensor<DI, Int>, data_dims: &[usize]) {
+    let data = crate::tensor::support::read_int_bits(tuples.clone());
+    let values = crate::scatter_nd_rules::index_values(&data);
+    let k = tuples.dims()[DI - 1];
+    for (row, tuple) in values.chunks_exact(k).enumerate() {
+        let resolved = tuple.iter().zip(data_dims).all(|(&value, &dim)| {
+            crate::scatter_nd_rules::resolve_index(value, dim, false).is_some()
+        });
+        if !resolved {
+            panic!(
+                "ONNX GatherND: index tuple {tuple:?} (tuple {row}) is out of range for data of \
+                 shape {data_dims:?}; use OutOfBounds::Skip or Clamp to drop or clamp such tuples"
+            );
+        }
+    }
+}
+
+/// ONNX `NonZero`: the coordinates of the non-zero elements as `[rank, count]`, in row-major
+/// order, in `dtype` where the device computes with it (ONNX says int64) and in the device's
+/// default Int dtype where it does not (wgpu's OpenGL backend, which has no 64-bit integers).
+/// Reads the 4-byte count back once to size the output; nothing else leaves the device.
+pub fn non_zero<const D: usize, K: Basic>(input: Tensor<D, K>, dtype: IntDType) -> Tensor<2, Int>
+where
+    Tensor<D, K>: NonZeroExt,
+{
+    let device = input.device();
+    let out_dtype = can_compute(&device, dtype.into()).then_some(dtype);
+    let options = NonZeroOptions {
+        out_dtype,
+        ..Default::default()
+    };
+    input
+        .nonzero_coordinates_with(options)
+        .unwrap_or_else(|err| panic!("ONNX NonZero: {err}"))
+        .into_exact()
+        .transpose()
+}
+
+/// ONNX `Compress`: the slices along `axis` (negative counts from the end) whose `condition` is
+/// true, or with `axis` `None` the elements of the flattened input; a condition shorter than
+/// the axis drops the slices past its end. Reads the 4-byte count back once to size the output.
+///
+/// # Panics
+///
+/// Where the condition is longer than the axis, `axis` is out of range, or `DO` is not the
+/// output's rank (`D` with an axis, 1 without).
+pub fn compress<const D: usize, const DO: usize, K: Basic>(
+    input: Tensor<D, K>,
+    condition: Tensor<1, Bool>,
+    axis: Option<isize>,
+) -> Tensor<DO, K>
+where
+    Tensor<D, K>: CompressExt<D, K>,
+    Tensor<1, K>: CompressExt<1, K>,
+{
+    let expected = if axis.is_some() { D } else { 1 };
+    if DO != expected {
+        panic!("ONNX Compress: the output has rank {expected}, not {DO}");
+    }
+    let fail = |err: crate::DmlOpsError| -> ! { panic!("ONNX Compress: {err}") };
+    match axis {
+        Some(axis) => {
+            let kept = input
+                .try_compress_axis(axis, condition)
+                .unwrap_or_else(|e| fail(e));
+            let kept = kept.into_exact();
+            let shape = Shape::from(kept.dims().to_vec());
+            kept.reshape(shape)
+        }
+        None => {
+            let numel = input.shape().num_elements();
+            let kept = input.reshape([numel]).try_compress_axis(0, condition);
+            let kept = kept.unwrap_or_else(|e| fail(e)).into_exact();
+            let shape = Shape::from(kept.dims().to_vec());
+            kept.reshape(shape)
+        }
+    }
+}
