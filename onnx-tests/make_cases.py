@@ -1,0 +1,598 @@
+#!/usr/bin/env python3
+"""Writes the imported-model tests of burn-dml-ops-onnx: ONNX's own node tests of the operators
+that the overrides cover, and this crate's cases, as models (models/*.onnx), their inputs and
+expected outputs (cases/*.json), and the Rust glue that runs them (src/cases.rs,
+tests/imported.rs). Needs `pip install onnx==1.23.2 numpy`; `--check` fails where the committed
+files differ from what it would write (CI runs it so).
+
+Expected outputs of ONNX's node tests are ONNX's own; this crate's cases take them from onnx's
+numpy reference evaluator (sequential, so repeated indices reduce in index order), or from the
+skip rule below where an index is out of range (ONNX Runtime returns an error there).
+"""
+
+import json
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper
+from onnx.backend.test.case.node import collect_testcases
+from onnx.reference import ReferenceEvaluator
+
+ONNX_VERSION = "1.23.2"
+HERE = Path(__file__).resolve().parent
+NODE_TEST_PREFIXES = (
+    "test_scatternd",
+    "test_scatter_elements_",
+    "test_gathernd_",
+    "test_nonzero_",
+    "test_compress_",
+)
+F, I64, I32, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.INT32, TensorProto.BOOL
+
+
+def encode(array):
+    """A tensor as JSON: dtype, shape and flat values (non-finite floats as strings)."""
+    array = np.asarray(array)
+    if array.dtype.name == "bfloat16" or str(array.dtype) == "bfloat16":
+        dtype, values = "bfloat16", array.astype(np.float32).ravel().tolist()
+    else:
+        dtype, values = array.dtype.name, array.ravel().tolist()
+    if dtype.startswith("float") or dtype == "bfloat16":
+        values = [v if np.isfinite(v) else repr(float(v)) for v in values]
+    return {"dtype": dtype, "shape": list(array.shape), "data": values}
+
+
+def node_tests():
+    """ONNX's node tests of the covered operators: (name, model, inputs, outputs)."""
+    with warnings.catch_warnings():
+        # Collecting runs every node test's numpy code, some of which overflows on purpose.
+        warnings.simplefilter("ignore")
+        every = collect_testcases(None)
+    cases = [c for c in every if c.name.startswith(NODE_TEST_PREFIXES)]
+    assert len(cases) == 23, f"expected 23 node tests, found {len(cases)}"
+    for case in sorted(cases, key=lambda c: c.name):
+        (inputs, outputs), = case.data_sets
+        yield case.name, case.model, list(inputs), list(outputs)
+
+
+def model(name, nodes, inputs, outputs, opset=18, initializers=()):
+    graph = helper.make_graph(nodes, name, inputs, outputs, initializer=list(initializers))
+    proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    proto.producer_name = "burn-dml-ops make_cases.py"
+    proto.ir_version = 8
+    onnx.checker.check_model(proto)
+    return proto
+
+
+def value(name, elem, rank):
+    return helper.make_tensor_value_info(name, elem, [None] * rank)
+
+
+def reference(proto, feeds):
+    return [np.asarray(o) for o in ReferenceEvaluator(proto).run(None, feeds)]
+
+
+def static(proto, inputs):
+    """`proto` with its inputs' shapes set to those of `inputs`, as exporters write them (the
+    importer needs GatherND's index tuple size, for one)."""
+    for graph_input, array in zip(proto.graph.input, inputs):
+        dims = graph_input.type.tensor_type.shape.dim
+        for dim, size in zip(dims, np.shape(array)):
+            dim.ClearField("dim_param")
+            dim.dim_value = size
+    onnx.checker.check_model(proto)
+    return proto
+
+
+def wrap(index, dim):
+    index = index + dim if index < 0 else index
+    return index if 0 <= index < dim else None
+
+
+def scatter_nd_skipping(data, indices, updates):
+    """ScatterND (`none`) whose index tuples still out of range after wrapping are dropped."""
+    out = data.copy()
+    k = indices.shape[-1]
+    rows = updates.reshape((-1,) + data.shape[k:])
+    for tuple_, row in zip(indices.reshape(-1, k), rows):
+        target = [wrap(int(i), d) for i, d in zip(tuple_, data.shape)]
+        if None not in target:
+            out[tuple(target)] = row
+    return out
+
+
+def gather_nd_zero_rows(data, indices):
+    """GatherND (batch_dims 0) whose tuples out of range give rows of zeros."""
+    k = indices.shape[-1]
+    slice_shape = data.shape[k:]
+    rows = []
+    for tuple_ in indices.reshape(-1, k):
+        target = [wrap(int(i), d) for i, d in zip(tuple_, data.shape)]
+        rows.append(np.zeros(slice_shape, data.dtype) if None in target else data[tuple(target)])
+    return np.stack(rows).reshape(indices.shape[:-1] + slice_shape)
+
+
+def own(proto, feeds, outputs=None):
+    """One of this crate's cases: `feeds` (a dict for the reference evaluator, or the inputs in
+    order with their `outputs`) with the model's input shapes made static."""
+    inputs = list(feeds.values()) if isinstance(feeds, dict) else feeds
+    if outputs is None:
+        outputs = reference(proto, feeds)
+    return proto.graph.name, static(proto, inputs), inputs, outputs
+
+
+def own_cases():
+    """This crate's cases: what ONNX's node tests leave out. Every model that holds a Compress
+    node has `compress` in its name (Burn's built-ins cannot import those)."""
+    rng = np.random.default_rng(49)
+
+    for reduction in ("add", "mul", "max", "min"):
+        data = rng.integers(-4, 5, (8, 3)).astype(np.float32)
+        indices = rng.choice([0, 2, -3], size=(64, 1)).astype(np.int64)
+        if reduction == "mul":
+            updates = rng.choice([1.0, -1.0, 2.0, 0.5], size=(64, 3)).astype(np.float32)
+        else:
+            updates = rng.integers(-50, 50, (64, 3)).astype(np.float32)
+        proto = model(
+            f"own_scatternd_duplicates_{reduction}",
+            [helper.make_node("ScatterND", ["data", "indices", "updates"], ["y"],
+                              reduction=reduction)],
+            [value("data", F, 2), value("indices", I64, 2), value("updates", F, 2)],
+            [value("y", F, 2)],
+        )
+        feeds = {"data": data, "indices": indices, "updates": updates}
+        yield own(proto, feeds)
+
+        data = rng.integers(-4, 5, (4, 6)).astype(np.float32)
+        indices = rng.choice([0, 1, -1], size=(4, 32)).astype(np.int64)
+        updates = (rng.choice([1.0, -1.0, 2.0, 0.5], size=(4, 32)) if reduction == "mul"
+                   else rng.integers(-50, 50, (4, 32))).astype(np.float32)
+        proto = model(
+            f"own_scatter_elements_duplicates_{reduction}",
+            [helper.make_node("ScatterElements", ["data", "indices", "updates"], ["y"], axis=1,
+                              reduction=reduction)],
+            [value("data", F, 2), value("indices", I64, 2), value("updates", F, 2)],
+            [value("y", F, 2)],
+        )
+        feeds = {"data": data, "indices": indices, "updates": updates}
+        yield own(proto, feeds)
+
+    # Negative indices, rank 3, ScatterElements along a negative axis.
+    data = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    indices = np.array([[[-1, 0], [1, -4], [2, -2]], [[0, -3], [3, 1], [-1, -2]]], np.int64)
+    updates = rng.standard_normal((2, 3, 2)).astype(np.float32)
+    proto = model(
+        "own_scatter_elements_rank3_negative_axis",
+        [helper.make_node("ScatterElements", ["data", "indices", "updates"], ["y"], axis=-1)],
+        [value("data", F, 3), value("indices", I64, 3), value("updates", F, 3)],
+        [value("y", F, 3)],
+    )
+    feeds = {"data": data, "indices": indices, "updates": updates}
+    yield own(proto, feeds)
+
+    data = rng.standard_normal((3, 4, 2)).astype(np.float32)
+    indices = np.array([[-1, 0], [1, -4], [-3, 3]], np.int64)
+    proto = model(
+        "own_gathernd_negative_indices",
+        [helper.make_node("GatherND", ["data", "indices"], ["y"])],
+        [value("data", F, 3), value("indices", I64, 2)],
+        [value("y", F, 2)],
+    )
+    feeds = {"data": data, "indices": indices}
+    yield own(proto, feeds)
+
+    data = rng.standard_normal((5, 4)).astype(np.float32)
+    indices = np.array([[-1], [-5], [2]], np.int64)
+    updates = rng.standard_normal((3, 4)).astype(np.float32)
+    proto = model(
+        "own_scatternd_negative_indices",
+        [helper.make_node("ScatterND", ["data", "indices", "updates"], ["y"])],
+        [value("data", F, 2), value("indices", I64, 2), value("updates", F, 2)],
+        [value("y", F, 2)],
+    )
+    feeds = {"data": data, "indices": indices, "updates": updates}
+    yield own(proto, feeds)
+
+    # int64 data, beyond 32 bits, with duplicates.
+    data = (np.arange(6, dtype=np.int64) << 40) + 7
+    indices = np.array([[1], [4], [1], [-2], [1]], np.int64)
+    updates = np.array([1 << 33, -5, (1 << 35) + 3, 9, -(1 << 41)], np.int64)
+    proto = model(
+        "own_scatternd_int64_data_add",
+        [helper.make_node("ScatterND", ["data", "indices", "updates"], ["y"], reduction="add")],
+        [value("data", I64, 1), value("indices", I64, 2), value("updates", I64, 1)],
+        [value("y", I64, 1)],
+    )
+    feeds = {"data": data, "indices": indices, "updates": updates}
+    yield own(proto, feeds)
+
+    data = (np.arange(12, dtype=np.int64).reshape(4, 3) << 36) - 11
+    indices = np.array([[3, -1], [0, 0], [-4, 2]], np.int64)
+    proto = model(
+        "own_gathernd_int64_data",
+        [helper.make_node("GatherND", ["data", "indices"], ["y"])],
+        [value("data", I64, 2), value("indices", I64, 2)],
+        [value("y", I64, 1)],
+    )
+    feeds = {"data": data, "indices": indices}
+    yield own(proto, feeds)
+
+    # An LLM's KV-cache write: cache [batch, heads, seq, dim], this step's keys at (b, h, pos).
+    cache = rng.standard_normal((2, 2, 6, 4)).astype(np.float32)
+    position = 4
+    indices = np.array([[[[b, h, position]] for h in range(2)] for b in range(2)], np.int64)
+    keys = rng.standard_normal((2, 2, 1, 4)).astype(np.float32)
+    proto = model(
+        "own_kv_cache_write",
+        [helper.make_node("ScatterND", ["cache", "indices", "keys"], ["y"])],
+        [value("cache", F, 4), value("indices", I64, 4), value("keys", F, 4)],
+        [value("y", F, 4)],
+    )
+    feeds = {"cache": cache, "indices": indices, "keys": keys}
+    yield own(proto, feeds)
+
+    # torch's x[mask] as exported, the mask made on the device by a comparison.
+    x = rng.standard_normal((3, 4)).astype(np.float32)
+    threshold = helper.make_tensor("threshold", F, [], [0.25])
+    proto = model(
+        "own_mask_select_chain",
+        [
+            helper.make_node("Greater", ["x", "threshold"], ["mask"]),
+            helper.make_node("NonZero", ["mask"], ["coordinates"]),
+            helper.make_node("Transpose", ["coordinates"], ["tuples"], perm=[1, 0]),
+            helper.make_node("GatherND", ["x", "tuples"], ["y"]),
+        ],
+        [value("x", F, 2)],
+        [value("y", F, 1)],
+        initializers=[threshold],
+    )
+    feeds = {"x": x}
+    yield own(proto, feeds)
+
+    # data[mask] = source[mask] * 2: indices made by NonZero, updates by GatherND and Mul.
+    data = rng.standard_normal((3, 5)).astype(np.float32)
+    source = rng.standard_normal((3, 5)).astype(np.float32)
+    mask = rng.random((3, 5)) < 0.4
+    two = helper.make_tensor("two", F, [], [2.0])
+    proto = model(
+        "own_masked_assign_chain",
+        [
+            helper.make_node("NonZero", ["mask"], ["coordinates"]),
+            helper.make_node("Transpose", ["coordinates"], ["tuples"], perm=[1, 0]),
+            helper.make_node("GatherND", ["source", "tuples"], ["picked"]),
+            helper.make_node("Mul", ["picked", "two"], ["doubled"]),
+            helper.make_node("ScatterND", ["data", "tuples", "doubled"], ["y"]),
+        ],
+        [value("data", F, 2), value("source", F, 2), value("mask", B, 2)],
+        [value("y", F, 2)],
+        initializers=[two],
+    )
+    feeds = {"data": data, "source": source, "mask": mask}
+    yield own(proto, feeds)
+
+    # Compress whose condition is made on the device, shorter than the axis.
+    x = rng.standard_normal((5, 3)).astype(np.float32)
+    scores = np.array([0.9, -0.2, 0.4], np.float32)
+    zero = helper.make_tensor("zero", F, [], [0.0])
+    proto = model(
+        "own_compress_short_condition_made_on_device",
+        [
+            helper.make_node("Greater", ["scores", "zero"], ["keep"]),
+            helper.make_node("Compress", ["x", "keep"], ["y"], axis=0),
+        ],
+        [value("x", F, 2), value("scores", F, 1)],
+        [value("y", F, 2)],
+        initializers=[zero],
+    )
+    feeds = {"x": x, "scores": scores}
+    yield own(proto, feeds)
+
+    x = np.arange(24, dtype=np.int32).reshape(2, 3, 4)
+    condition = np.array([True, False, True, True], bool)
+    proto = model(
+        "own_compress_int32_last_axis",
+        [helper.make_node("Compress", ["x", "condition"], ["y"], axis=-1)],
+        [value("x", I32, 3), value("condition", B, 1)],
+        [value("y", I32, 3)],
+    )
+    feeds = {"x": x, "condition": condition}
+    yield own(proto, feeds)
+
+    # Out of range after wrapping: dropped (ONNX Runtime returns an error).
+    data = rng.standard_normal((4, 3)).astype(np.float32)
+    indices = np.array([[7], [1], [-9], [4], [-4]], np.int64)
+    updates = rng.standard_normal((5, 3)).astype(np.float32)
+    proto = model(
+        "own_scatternd_out_of_range_skipped",
+        [helper.make_node("ScatterND", ["data", "indices", "updates"], ["y"])],
+        [value("data", F, 2), value("indices", I64, 2), value("updates", F, 2)],
+        [value("y", F, 2)],
+    )
+    yield own(proto, [data, indices, updates], [scatter_nd_skipping(data, indices, updates)])
+
+    data = rng.standard_normal((4, 3)).astype(np.float32)
+    indices = np.array([[2, 1], [4, 0], [-1, -4], [0, 2]], np.int64)
+    proto = model(
+        "own_gathernd_out_of_range_zero_rows",
+        [helper.make_node("GatherND", ["data", "indices"], ["y"])],
+        [value("data", F, 2), value("indices", I64, 2)],
+        [value("y", F, 1)],
+    )
+    yield own(proto, [data, indices], [gather_nd_zero_rows(data, indices)])
+
+    # Bool and Int data.
+    data = np.array([True, False, True, False, False, True])
+    indices = np.array([[1], [-2], [0]], np.int64)
+    updates = np.array([True, True, False])
+    proto = model(
+        "own_scatternd_bool",
+        [helper.make_node("ScatterND", ["data", "indices", "updates"], ["y"])],
+        [value("data", B, 1), value("indices", I64, 2), value("updates", B, 1)],
+        [value("y", B, 1)],
+    )
+    feeds = {"data": data, "indices": indices, "updates": updates}
+    yield own(proto, feeds)
+
+    data = rng.random((2, 3, 4)) < 0.5
+    indices = np.array([[[1, 2], [0, -1]], [[2, 0], [-3, 3]]], np.int64)
+    proto = model(
+        "own_gathernd_bool_batch_dims1",
+        [helper.make_node("GatherND", ["data", "indices"], ["y"], batch_dims=1)],
+        [value("data", B, 3), value("indices", I64, 3)],
+        [value("y", B, 2)],
+    )
+    feeds = {"data": data, "indices": indices}
+    yield own(proto, feeds)
+
+    data = rng.standard_normal((2, 2, 3, 4)).astype(np.float32)
+    indices = np.array([[[[2], [0]], [[1], [-1]]], [[[0], [0]], [[-3], [1]]]], np.int64)
+    proto = model(
+        "own_gathernd_batch_dims2",
+        [helper.make_node("GatherND", ["data", "indices"], ["y"], batch_dims=2)],
+        [value("data", F, 4), value("indices", I64, 4)],
+        [value("y", F, 4)],
+    )
+    feeds = {"data": data, "indices": indices}
+    yield own(proto, feeds)
+
+    x = rng.integers(-1, 2, (2, 3, 4)).astype(np.int32)
+    proto = model(
+        "own_nonzero_int32_rank3",
+        [helper.make_node("NonZero", ["x"], ["y"])],
+        [value("x", I32, 3)],
+        [value("y", I64, 2)],
+    )
+    feeds = {"x": x}
+    yield own(proto, feeds)
+
+    x = np.array([[0.0, -0.0, np.nan], [np.inf, 1e-40, 0.0]], np.float32)
+    proto = model(
+        "own_nonzero_float_signed_zero_nan",
+        [helper.make_node("NonZero", ["x"], ["y"])],
+        [value("x", F, 2)],
+        [value("y", I64, 2)],
+    )
+    feeds = {"x": x}
+    yield own(proto, feeds)
+
+    # Older opsets: ScatterND without reductions (11), the deprecated Scatter (10).
+    data = rng.standard_normal((4, 2)).astype(np.float32)
+    indices = np.array([[3], [0]], np.int64)
+    updates = rng.standard_normal((2, 2)).astype(np.float32)
+    proto = model(
+        "own_scatternd_opset11",
+        [helper.make_node("ScatterND", ["data", "indices", "updates"], ["y"])],
+        [value("data", F, 2), value("indices", I64, 2), value("updates", F, 2)],
+        [value("y", F, 2)],
+        opset=11,
+    )
+    feeds = {"data": data, "indices": indices, "updates": updates}
+    yield own(proto, feeds)
+
+    data = np.zeros((3, 3), np.float32)
+    indices = np.array([[1, 0, 2], [0, 2, 1]], np.int64)
+    updates = np.array([[1.0, 1.1, 1.2], [2.0, 2.1, 2.2]], np.float32)
+    proto = model(
+        "own_scatter_deprecated_opset10",
+        [helper.make_node("Scatter", ["data", "indices", "updates"], ["y"], axis=0)],
+        [value("data", F, 2), value("indices", I64, 2), value("updates", F, 2)],
+        [value("y", F, 2)],
+        opset=10,
+    )
+    expected = data.copy()
+    for i in range(2):
+        for j in range(3):
+            expected[indices[i, j], j] = updates[i, j]
+    yield own(proto, [data, indices, updates], [expected])
+
+
+def bench_models():
+    """The benchmark's models (benches/imported.rs), of sizes chosen when they run."""
+    half = helper.make_tensor("half", F, [], [0.5])
+    yield model(
+        "bench_nonzero",
+        [helper.make_node("NonZero", ["x"], ["y"])],
+        [value("x", F, 1)],
+        [value("y", I64, 2)],
+    )
+    yield model(
+        "bench_mask_select",
+        [
+            helper.make_node("Greater", ["x", "half"], ["mask"]),
+            helper.make_node("NonZero", ["mask"], ["coordinates"]),
+            helper.make_node("Transpose", ["coordinates"], ["tuples"], perm=[1, 0]),
+            helper.make_node("GatherND", ["x", "tuples"], ["y"]),
+        ],
+        [value("x", F, 1)],
+        [value("y", F, 1)],
+        initializers=[half],
+    )
+    yield model(
+        "bench_scatternd_add",
+        [helper.make_node("ScatterND", ["data", "indices", "updates"], ["y"], reduction="add")],
+        [value("data", F, 1), value("indices", I64, 2), value("updates", F, 1)],
+        [value("y", F, 1)],
+    )
+
+
+def bad_models():
+    """Models the overrides must refuse at build time, naming the node (onnx/tests)."""
+    yield model(
+        "bad_scatternd_bool_add",
+        [helper.make_node("ScatterND", ["data", "indices", "updates"], ["y"], reduction="add",
+                          name="bool_sum")],
+        [value("data", B, 1), value("indices", I64, 2), value("updates", B, 1)],
+        [value("y", B, 1)],
+    )
+    yield model(
+        "bad_compress_condition_rank2",
+        [helper.make_node("Compress", ["x", "condition"], ["y"], axis=0, name="square_mask")],
+        [value("x", F, 2), value("condition", B, 2)],
+        [value("y", F, 2)],
+    )
+    yield model(
+        "bad_nonzero_of_shape",
+        [
+            helper.make_node("Shape", ["x"], ["dims"]),
+            helper.make_node("NonZero", ["dims"], ["y"], name="nonzero_dims"),
+        ],
+        [value("x", F, 2)],
+        [value("y", I64, 2)],
+    )
+
+
+def rust_kind(elem_type):
+    if elem_type in (TensorProto.FLOAT, TensorProto.DOUBLE, TensorProto.FLOAT16,
+                     TensorProto.BFLOAT16):
+        return "float"
+    return "bool" if elem_type == TensorProto.BOOL else "int"
+
+
+def rust_runner(module, name, proto):
+    """A function that runs `module::name::Model` on inputs of the model's kinds and ranks."""
+    args = []
+    for i, graph_input in enumerate(proto.graph.input):
+        tensor_type = graph_input.type.tensor_type
+        rank = len(tensor_type.shape.dim)
+        args.append(f"input.{rust_kind(tensor_type.elem_type)}::<{rank}>({i})")
+    outputs = len(proto.graph.output)
+    bindings = "output" if outputs == 1 else "(" + ", ".join(f"o{i}" for i in range(outputs)) + ")"
+    collected = ("vec![output.into_data()]" if outputs == 1 else
+                 "vec![" + ", ".join(f"o{i}.into_data()" for i in range(outputs)) + "]")
+    return (
+        f"fn {module}_{name}(input: &Inputs) -> Vec<TensorData> {{\n"
+        f"    let model = {module}::{name}::Model::new(input.device());\n"
+        f"    let {bindings} = model.forward({', '.join(args)});\n"
+        f"    {collected}\n"
+        f"}}\n"
+    )
+
+
+def rustfmt(source):
+    """`source` as `cargo fmt` leaves it, so that the formatting check passes on it."""
+    done = subprocess.run(["rustfmt", "--edition", "2024", "--emit", "stdout"],
+                          input=source.encode(), capture_output=True, check=True)
+    return done.stdout
+
+
+def write_all(out, cases):
+    """Every file this script makes, as {path: contents}."""
+    names = []
+    modules = {"dml": [], "builtin": []}
+    runners = []
+    for name, proto, inputs, outputs in cases:
+        names.append(name)
+        out[HERE / "models" / f"{name}.onnx"] = proto.SerializeToString(deterministic=True)
+        case = {"inputs": [encode(a) for a in inputs], "outputs": [encode(a) for a in outputs]}
+        out[HERE / "cases" / f"{name}.json"] = (json.dumps(case, indent=None) + "\n").encode()
+        builtin = "compress" not in name
+        for module in ("dml", "builtin") if builtin else ("dml",):
+            modules[module].append(name)
+            runners.append((module, name, rust_runner(module, name, proto)))
+    for proto in bad_models():
+        path = HERE.parent / "onnx" / "tests" / "models" / f"{proto.graph.name}.onnx"
+        out[path] = proto.SerializeToString(deterministic=True)
+    for proto in bench_models():
+        name = proto.graph.name
+        out[HERE / "models" / f"{name}.onnx"] = proto.SerializeToString(deterministic=True)
+        modules["dml"].append(name)
+        modules["builtin"].append(name)
+    source = [
+        "// @generated by make_cases.py: the imported models and what runs them.\n\n",
+        "use burn::tensor::TensorData;\n\nuse crate::{Case, Inputs};\n",
+    ]
+    for module, members in modules.items():
+        if module == "dml":
+            source.append("\n/// The models imported with the overrides.\n")
+        else:
+            source.append(
+                "\n/// The models imported by Burn alone (the `builtin` feature: burn-onnx's own\n"
+                "/// lowering, which the workspace's lints do not hold to).\n"
+                "#[cfg(feature = \"builtin\")]\n"
+            )
+        source.append(f"pub mod {module} {{\n")
+        for name in members:
+            source.append(
+                f"    pub mod {name} {{\n"
+                f"        include!(concat!(env!(\"OUT_DIR\"), \"/{module}/{name}.rs\"));\n"
+                f"    }}\n"
+            )
+        source.append("}\n")
+    source.append("\n")
+    for module, name, runner in runners:
+        if module == "builtin":
+            source.append("#[cfg(feature = \"builtin\")]\n")
+        source.append(runner + "\n")
+    source.append("\n/// Every case, with its runner for the model imported with the overrides.\n")
+    source.append("pub const CASES: &[Case] = &[\n")
+    for name in names:
+        source.append(f"    Case {{ name: \"{name}\", run: dml_{name} }},\n")
+    source.append("];\n")
+    source.append("\n/// The cases Burn can import alone, with their runners for those models.\n")
+    source.append("#[cfg(feature = \"builtin\")]\n")
+    source.append("pub const BUILTIN: &[Case] = &[\n")
+    for name in names:
+        if "compress" not in name:
+            source.append(f"    Case {{ name: \"{name}\", run: builtin_{name} }},\n")
+    source.append("];\n")
+    out[HERE / "src" / "cases.rs"] = rustfmt("".join(source))
+    tests = [
+        "// @generated by make_cases.py: one test per imported model, on Flex and on wgpu.\n",
+        "\nuse burn_dml_ops_onnx_tests::check_case;\n",
+    ]
+    for name in names:
+        tests.append(f"\n#[test]\nfn {name}() {{\n    check_case(\"{name}\");\n}}\n")
+    out[HERE / "tests" / "imported.rs"] = rustfmt("".join(tests))
+
+
+def main():
+    if onnx.__version__ != ONNX_VERSION:
+        sys.exit(f"make_cases.py needs onnx=={ONNX_VERSION}, found {onnx.__version__}")
+    check = "--check" in sys.argv[1:]
+    out = {}
+    write_all(out, list(node_tests()) + list(own_cases()))
+    stale = [path for path, contents in out.items()
+             if not path.exists() or path.read_bytes() != contents]
+    known = {path for path in out}
+    folders = (HERE / "models", HERE / "cases", HERE.parent / "onnx" / "tests" / "models")
+    extra = [path for folder in folders for path in folder.glob("*") if path not in known]
+    if check:
+        if stale or extra:
+            sys.exit("make_cases.py: these files differ from what it writes (rerun it): "
+                     + ", ".join(str(p.relative_to(HERE.parent)) for p in stale + extra))
+        print(f"make_cases.py: {len(out)} files as committed")
+        return
+    for path in extra:
+        path.unlink()
+    for path, contents in out.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(contents)
+    print(f"make_cases.py: wrote {len(out)} files")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,259 @@
+//! The `OpOverride`s of the built-in node types: each emits one call of `burn_dml_ops::onnx`.
+
+use burn_onnx::ext::proc_macro2::TokenStream;
+use burn_onnx::ext::quote::quote;
+use burn_onnx::ext::{
+    Argument, CodegenContext, Node, NodeType, OpOverride, ProcessError, arg_to_ident,
+};
+use onnx_ir::gathernd::GatherNDNode;
+use onnx_ir::scatter_elements::{ScatterElementsNode, ScatterElementsReduction};
+use onnx_ir::scatter_nd::{ScatterNDNode, ScatterNDReduction};
+
+use crate::Options;
+use crate::codegen::{int_dtype, kind, out_of_bounds, tensor};
+
+/// The reduction of a scatter node, as ONNX names it and as burn-dml-ops' `Reduction` does.
+struct NodeReduction {
+    onnx: &'static str,
+    variant: TokenStream,
+}
+
+impl NodeReduction {
+    fn new(onnx: &'static str) -> Self {
+        let variant = match onnx {
+            "add" => quote! { Add },
+            "mul" => quote! { Mul },
+            "max" => quote! { Max },
+            "min" => quote! { Min },
+            _ => quote! { Assign },
+        };
+        Self { onnx, variant }
+    }
+}
+
+fn scatter_nd_reduction(reduction: &ScatterNDReduction) -> NodeReduction {
+    NodeReduction::new(match reduction {
+        ScatterNDReduction::None => "none",
+        ScatterNDReduction::Add => "add",
+        ScatterNDReduction::Mul => "mul",
+        ScatterNDReduction::Max => "max",
+        ScatterNDReduction::Min => "min",
+    })
+}
+
+fn scatter_elements_reduction(reduction: &ScatterElementsReduction) -> NodeReduction {
+    NodeReduction::new(match reduction {
+        ScatterElementsReduction::None => "none",
+        ScatterElementsReduction::Add => "add",
+        ScatterElementsReduction::Mul => "mul",
+        ScatterElementsReduction::Max => "max",
+        ScatterElementsReduction::Min => "min",
+    })
+}
+
+/// What every scatter node holds, whichever its type.
+struct ScatterNode<'a> {
+    op: &'static str,
+    name: &'a str,
+    inputs: &'a [Argument],
+    outputs: &'a [Argument],
+    reduction: NodeReduction,
+    /// ScatterElements' axis; `None` for ScatterND.
+    axis: Option<usize>,
+}
+
+/// `ScatterND`, `ScatterElements` and `Scatter`: `burn_dml_ops::onnx::scatter_nd` or
+/// `scatter_elements`, with the node's reduction and the registered options.
+pub(crate) struct Scatter {
+    pub(crate) target: NodeType,
+    pub(crate) options: Options,
+}
+
+impl Scatter {
+    /// The call for a scatter node's operands, after the checks every scatter shares.
+    fn emit(
+        &self,
+        node: ScatterNode<'_>,
+        ctx: &mut CodegenContext<'_, '_>,
+    ) -> Result<TokenStream, ProcessError> {
+        let ScatterNode {
+            op,
+            name,
+            inputs,
+            outputs,
+            reduction,
+            axis,
+        } = node;
+        let data = tensor(op, name, "data", inputs.first())?;
+        tensor(op, name, "indices", inputs.get(1))?;
+        tensor(op, name, "updates", inputs.get(2))?;
+        if data.dtype.is_bool() && reduction.onnx != "none" {
+            return Err(ProcessError::Custom(format!(
+                "{op} node '{name}': reduction '{}' on Bool data; ONNX and burn-dml-ops define \
+                 only 'none' for Bool tensors",
+                reduction.onnx
+            )));
+        }
+        let output =
+            arg_to_ident(outputs.first().ok_or_else(|| {
+                ProcessError::Custom(format!("{op} node '{name}' has no output"))
+            })?);
+        let [data, indices, updates] = [0, 1, 2].map(|i| ctx.arg(&inputs[i]));
+        let variant = reduction.variant;
+        let out_of_bounds = out_of_bounds(&self.options);
+        let deterministic = self.options.deterministic;
+        let options = quote! {
+            burn_dml_ops::ScatterNdOptions {
+                reduction: burn_dml_ops::Reduction::#variant,
+                out_of_bounds: #out_of_bounds,
+                deterministic: #deterministic,
+                ..Default::default()
+            }
+        };
+        Ok(match axis {
+            None => quote! {
+                let #output = burn_dml_ops::onnx::scatter_nd(#data, #indices, #updates, #options);
+            },
+            Some(axis) => quote! {
+                let #output = burn_dml_ops::onnx::scatter_elements(
+                    #data, #indices, #updates, #axis, #options
+                );
+            },
+        })
+    }
+}
+
+impl OpOverride for Scatter {
+    fn target(&self) -> NodeType {
+        self.target.clone()
+    }
+
+    fn forward(
+        &self,
+        node: &Node,
+        ctx: &mut CodegenContext<'_, '_>,
+    ) -> Result<TokenStream, ProcessError> {
+        match node {
+            Node::ScatterND(ScatterNDNode {
+                name,
+                inputs,
+                outputs,
+                config,
+            }) => {
+                let node = ScatterNode {
+                    op: "ScatterND",
+                    name,
+                    inputs,
+                    outputs,
+                    reduction: scatter_nd_reduction(&config.reduction),
+                    axis: None,
+                };
+                self.emit(node, ctx)
+            }
+            Node::ScatterElements(ScatterElementsNode {
+                name,
+                inputs,
+                outputs,
+                config,
+            })
+            | Node::Scatter(ScatterElementsNode {
+                name,
+                inputs,
+                outputs,
+                config,
+            }) => {
+                let node = ScatterNode {
+                    op: "ScatterElements",
+                    name,
+                    inputs,
+                    outputs,
+                    reduction: scatter_elements_reduction(&config.reduction),
+                    axis: Some(config.axis),
+                };
+                self.emit(node, ctx)
+            }
+            other => Err(unexpected(&self.target, other)),
+        }
+    }
+}
+
+/// `GatherND`: `burn_dml_ops::onnx::gather_nd`, with the node's `batch_dims`.
+pub(crate) struct GatherNd {
+    pub(crate) options: Options,
+}
+
+impl OpOverride for GatherNd {
+    fn target(&self) -> NodeType {
+        NodeType::GatherND
+    }
+
+    fn forward(
+        &self,
+        node: &Node,
+        ctx: &mut CodegenContext<'_, '_>,
+    ) -> Result<TokenStream, ProcessError> {
+        let Node::GatherND(GatherNDNode {
+            name,
+            inputs,
+            outputs,
+            config,
+        }) = node
+        else {
+            return Err(unexpected(&NodeType::GatherND, node));
+        };
+        let op = "GatherND";
+        tensor(op, name, "data", inputs.first())?;
+        tensor(op, name, "indices", inputs.get(1))?;
+        let out = tensor(op, name, "output", outputs.first())?;
+        let (rank, kind) = (out.rank, kind(out.dtype));
+        let output = arg_to_ident(&outputs[0]);
+        let [data, indices] = [0, 1].map(|i| ctx.arg(&inputs[i]));
+        let batch_dims = config.batch_dims;
+        let out_of_bounds = out_of_bounds(&self.options);
+        Ok(quote! {
+            let #output: burn::tensor::Tensor<#rank, #kind> =
+                burn_dml_ops::onnx::gather_nd(#data, #indices, #batch_dims, #out_of_bounds);
+        })
+    }
+}
+
+/// `NonZero`: `burn_dml_ops::onnx::non_zero`, in the dtype the importer typed (int64).
+pub(crate) struct NonZero;
+
+impl OpOverride for NonZero {
+    fn target(&self) -> NodeType {
+        NodeType::NonZero
+    }
+
+    fn forward(
+        &self,
+        node: &Node,
+        ctx: &mut CodegenContext<'_, '_>,
+    ) -> Result<TokenStream, ProcessError> {
+        let Node::NonZero(nonzero) = node else {
+            return Err(unexpected(&NodeType::NonZero, node));
+        };
+        let (op, name) = ("NonZero", &nonzero.name);
+        let input = tensor(op, name, "input", nonzero.inputs.first())?;
+        if input.rank == 0 {
+            return Err(ProcessError::Custom(format!(
+                "NonZero node '{name}': the input is a rank-0 tensor, which Burn's tensors cannot \
+                 hold"
+            )));
+        }
+        let out = tensor(op, name, "output", nonzero.outputs.first())?;
+        let dtype = int_dtype(op, name, out.dtype)?;
+        let output = arg_to_ident(&nonzero.outputs[0]);
+        let input = ctx.arg(&nonzero.inputs[0]);
+        Ok(quote! {
+            let #output = burn_dml_ops::onnx::non_zero(#input, #dtype);
+        })
+    }
+}
+
+/// The error for a node of another type than the override's target (never expected).
+fn unexpected(target: &NodeType, node: &Node) -> ProcessError {
+    ProcessError::Custom(format!(
+        "burn-dml-ops-onnx's {target:?} override was handed a different node: {node:?}"
+    ))
+}
