@@ -473,7 +473,8 @@ def rust_kind(elem_type):
 
 
 def rust_runner(module, name, proto):
-    """A function that runs `module::name::Model` on inputs of the model's kinds and ranks."""
+    """A function that runs `module::name::Model`, its constants loaded from the importer's weight
+    file as a user's `Model::default()` loads them, on inputs of the model's kinds and ranks."""
     args = []
     for i, graph_input in enumerate(proto.graph.input):
         tensor_type = graph_input.type.tensor_type
@@ -485,7 +486,8 @@ def rust_runner(module, name, proto):
                  "vec![" + ", ".join(f"o{i}.into_data()" for i in range(outputs)) + "]")
     return (
         f"fn {module}_{name}(input: &Inputs) -> Vec<TensorData> {{\n"
-        f"    let model = {module}::{name}::Model::new(input.device());\n"
+        f"    let weights = concat!(env!(\"OUT_DIR\"), \"/{module}/{name}.bpk\");\n"
+        f"    let model = {module}::{name}::Model::from_file(weights, input.device());\n"
         f"    let {bindings} = model.forward({', '.join(args)});\n"
         f"    {collected}\n"
         f"}}\n"

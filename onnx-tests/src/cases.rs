@@ -519,602 +519,859 @@ pub mod builtin {
 }
 
 fn dml_test_compress_0(input: &Inputs) -> Vec<TensorData> {
-    let model = dml::test_compress_0::Model::new(input.device());
+    let weights = concat!(env!("OUT_DIR"), "/dml/test_compress_0.bpk");
+    let model = dml::test_compress_0::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<2>(0), input.bool::<1>(1));
     vec![output.into_data()]
 }
 
 fn dml_test_compress_1(input: &Inputs) -> Vec<TensorData> {
-    let model = dml::test_compress_1::Model::new(input.device());
+    let weights = concat!(env!("OUT_DIR"), "/dml/test_compress_1.bpk");
+    let model = dml::test_compress_1::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<2>(0), input.bool::<1>(1));
     vec![output.into_data()]
 }
 
 fn dml_test_compress_bfloat16(input: &Inputs) -> Vec<TensorData> {
-    let model = dml::test_compress_bfloat16::Model::new(input.device());
+    let weights = concat!(env!("OUT_DIR"), "/dml/test_compress_bfloat16.bpk");
+    let model = dml::test_compress_bfloat16::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<2>(0), input.bool::<1>(1));
     vec![output.into_data()]
 }
 
 fn dml_test_compress_default_axis(input: &Inputs) -> Vec<TensorData> {
-    let model = dml::test_compress_default_axis::Model::new(input.device());
+    let weights = concat!(env!("OUT_DIR"), "/dml/test_compress_default_axis.bpk");
+    let model = dml::test_compress_default_axis::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<2>(0), input.bool::<1>(1));
     vec![output.into_data()]
 }
 
 fn dml_test_compress_negative_axis(input: &Inputs) -> Vec<TensorData> {
-    let model = dml::test_compress_negative_axis::Model::new(input.device());
+    let weights = concat!(env!("OUT_DIR"), "/dml/test_compress_negative_axis.bpk");
+    let model = dml::test_compress_negative_axis::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<2>(0), input.bool::<1>(1));
     vec![output.into_data()]
 }
 
 fn dml_test_gathernd_example_float32(input: &Inputs) -> Vec<TensorData> {
-    let model = dml::test_gathernd_example_float32::Model::new(input.device());
+    let weights = concat!(env!("OUT_DIR"), "/dml/test_gathernd_example_float32.bpk");
+    let model = dml::test_gathernd_example_float32::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<3>(0), input.int::<3>(1));
     vec![output.into_data()]
 }
 
 #[cfg(feature = "builtin")]
 fn builtin_test_gathernd_example_float32(input: &Inputs) -> Vec<TensorData> {
-    let model = builtin::test_gathernd_example_float32::Model::new(input.device());
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/builtin/test_gathernd_example_float32.bpk"
+    );
+    let model = builtin::test_gathernd_example_float32::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<3>(0), input.int::<3>(1));
     vec![output.into_data()]
 }
 
 fn dml_test_gathernd_example_int32(input: &Inputs) -> Vec<TensorData> {
-    let model = dml::test_gathernd_example_int32::Model::new(input.device());
+    let weights = concat!(env!("OUT_DIR"), "/dml/test_gathernd_example_int32.bpk");
+    let model = dml::test_gathernd_example_int32::Model::from_file(weights, input.device());
     let output = model.forward(input.int::<2>(0), input.int::<2>(1));
     vec![output.into_data()]
 }
 
 #[cfg(feature = "builtin")]
 fn builtin_test_gathernd_example_int32(input: &Inputs) -> Vec<TensorData> {
-    let model = builtin::test_gathernd_example_int32::Model::new(input.device());
+    let weights = concat!(env!("OUT_DIR"), "/builtin/test_gathernd_example_int32.bpk");
+    let model = builtin::test_gathernd_example_int32::Model::from_file(weights, input.device());
     let output = model.forward(input.int::<2>(0), input.int::<2>(1));
     vec![output.into_data()]
 }
 
 fn dml_test_gathernd_example_int32_batch_dim1(input: &Inputs) -> Vec<TensorData> {
-    let model = dml::test_gathernd_example_int32_batch_dim1::Model::new(input.device());
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/dml/test_gathernd_example_int32_batch_dim1.bpk"
+    );
+    let model =
+        dml::test_gathernd_example_int32_batch_dim1::Model::from_file(weights, input.device());
     let output = model.forward(input.int::<3>(0), input.int::<2>(1));
     vec![output.into_data()]
 }
 
 #[cfg(feature = "builtin")]
 fn builtin_test_gathernd_example_int32_batch_dim1(input: &Inputs) -> Vec<TensorData> {
-    let model = builtin::test_gathernd_example_int32_batch_dim1::Model::new(input.device());
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/builtin/test_gathernd_example_int32_batch_dim1.bpk"
+    );
+    let model =
+        builtin::test_gathernd_example_int32_batch_dim1::Model::from_file(weights, input.device());
     let output = model.forward(input.int::<3>(0), input.int::<2>(1));
     vec![output.into_data()]
 }
 
 fn dml_test_nonzero_example(input: &Inputs) -> Vec<TensorData> {
-    let model = dml::test_nonzero_example::Model::new(input.device());
+    let weights = concat!(env!("OUT_DIR"), "/dml/test_nonzero_example.bpk");
+    let model = dml::test_nonzero_example::Model::from_file(weights, input.device());
     let output = model.forward(input.bool::<2>(0));
     vec![output.into_data()]
 }
 
 #[cfg(feature = "builtin")]
 fn builtin_test_nonzero_example(input: &Inputs) -> Vec<TensorData> {
-    let model = builtin::test_nonzero_example::Model::new(input.device());
+    let weights = concat!(env!("OUT_DIR"), "/builtin/test_nonzero_example.bpk");
+    let model = builtin::test_nonzero_example::Model::from_file(weights, input.device());
     let output = model.forward(input.bool::<2>(0));
     vec![output.into_data()]
 }
 
 fn dml_test_scatter_elements_with_axis(input: &Inputs) -> Vec<TensorData> {
-    let model = dml::test_scatter_elements_with_axis::Model::new(input.device());
+    let weights = concat!(env!("OUT_DIR"), "/dml/test_scatter_elements_with_axis.bpk");
+    let model = dml::test_scatter_elements_with_axis::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<2>(0), input.int::<2>(1), input.float::<2>(2));
     vec![output.into_data()]
 }
 
 #[cfg(feature = "builtin")]
 fn builtin_test_scatter_elements_with_axis(input: &Inputs) -> Vec<TensorData> {
-    let model = builtin::test_scatter_elements_with_axis::Model::new(input.device());
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/builtin/test_scatter_elements_with_axis.bpk"
+    );
+    let model = builtin::test_scatter_elements_with_axis::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<2>(0), input.int::<2>(1), input.float::<2>(2));
     vec![output.into_data()]
 }
 
 fn dml_test_scatter_elements_with_duplicate_indices(input: &Inputs) -> Vec<TensorData> {
-    let model = dml::test_scatter_elements_with_duplicate_indices::Model::new(input.device());
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/dml/test_scatter_elements_with_duplicate_indices.bpk"
+    );
+    let model = dml::test_scatter_elements_with_duplicate_indices::Model::from_file(
+        weights,
+        input.device(),
+    );
     let output = model.forward(input.float::<2>(0), input.int::<2>(1), input.float::<2>(2));
     vec![output.into_data()]
 }
 
 #[cfg(feature = "builtin")]
 fn builtin_test_scatter_elements_with_duplicate_indices(input: &Inputs) -> Vec<TensorData> {
-    let model = builtin::test_scatter_elements_with_duplicate_indices::Model::new(input.device());
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/builtin/test_scatter_elements_with_duplicate_indices.bpk"
+    );
+    let model = builtin::test_scatter_elements_with_duplicate_indices::Model::from_file(
+        weights,
+        input.device(),
+    );
     let output = model.forward(input.float::<2>(0), input.int::<2>(1), input.float::<2>(2));
     vec![output.into_data()]
 }
 
 fn dml_test_scatter_elements_with_negative_indices(input: &Inputs) -> Vec<TensorData> {
-    let model = dml::test_scatter_elements_with_negative_indices::Model::new(input.device());
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/dml/test_scatter_elements_with_negative_indices.bpk"
+    );
+    let model =
+        dml::test_scatter_elements_with_negative_indices::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<2>(0), input.int::<2>(1), input.float::<2>(2));
     vec![output.into_data()]
 }
 
 #[cfg(feature = "builtin")]
 fn builtin_test_scatter_elements_with_negative_indices(input: &Inputs) -> Vec<TensorData> {
-    let model = builtin::test_scatter_elements_with_negative_indices::Model::new(input.device());
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/builtin/test_scatter_elements_with_negative_indices.bpk"
+    );
+    let model = builtin::test_scatter_elements_with_negative_indices::Model::from_file(
+        weights,
+        input.device(),
+    );
     let output = model.forward(input.float::<2>(0), input.int::<2>(1), input.float::<2>(2));
     vec![output.into_data()]
 }
 
 fn dml_test_scatter_elements_with_reduction_max(input: &Inputs) -> Vec<TensorData> {
-    let model = dml::test_scatter_elements_with_reduction_max::Model::new(input.device());
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/dml/test_scatter_elements_with_reduction_max.bpk"
+    );
+    let model =
+        dml::test_scatter_elements_with_reduction_max::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<2>(0), input.int::<2>(1), input.float::<2>(2));
     vec![output.into_data()]
 }
 
 #[cfg(feature = "builtin")]
 fn builtin_test_scatter_elements_with_reduction_max(input: &Inputs) -> Vec<TensorData> {
-    let model = builtin::test_scatter_elements_with_reduction_max::Model::new(input.device());
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/builtin/test_scatter_elements_with_reduction_max.bpk"
+    );
+    let model = builtin::test_scatter_elements_with_reduction_max::Model::from_file(
+        weights,
+        input.device(),
+    );
     let output = model.forward(input.float::<2>(0), input.int::<2>(1), input.float::<2>(2));
     vec![output.into_data()]
 }
 
 fn dml_test_scatter_elements_with_reduction_min(input: &Inputs) -> Vec<TensorData> {
-    let model = dml::test_scatter_elements_with_reduction_min::Model::new(input.device());
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/dml/test_scatter_elements_with_reduction_min.bpk"
+    );
+    let model =
+        dml::test_scatter_elements_with_reduction_min::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<2>(0), input.int::<2>(1), input.float::<2>(2));
     vec![output.into_data()]
 }
 
 #[cfg(feature = "builtin")]
 fn builtin_test_scatter_elements_with_reduction_min(input: &Inputs) -> Vec<TensorData> {
-    let model = builtin::test_scatter_elements_with_reduction_min::Model::new(input.device());
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/builtin/test_scatter_elements_with_reduction_min.bpk"
+    );
+    let model = builtin::test_scatter_elements_with_reduction_min::Model::from_file(
+        weights,
+        input.device(),
+    );
     let output = model.forward(input.float::<2>(0), input.int::<2>(1), input.float::<2>(2));
     vec![output.into_data()]
 }
 
 fn dml_test_scatter_elements_with_reduction_mul(input: &Inputs) -> Vec<TensorData> {
-    let model = dml::test_scatter_elements_with_reduction_mul::Model::new(input.device());
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/dml/test_scatter_elements_with_reduction_mul.bpk"
+    );
+    let model =
+        dml::test_scatter_elements_with_reduction_mul::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<2>(0), input.int::<2>(1), input.float::<2>(2));
     vec![output.into_data()]
 }
 
 #[cfg(feature = "builtin")]
 fn builtin_test_scatter_elements_with_reduction_mul(input: &Inputs) -> Vec<TensorData> {
-    let model = builtin::test_scatter_elements_with_reduction_mul::Model::new(input.device());
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/builtin/test_scatter_elements_with_reduction_mul.bpk"
+    );
+    let model = builtin::test_scatter_elements_with_reduction_mul::Model::from_file(
+        weights,
+        input.device(),
+    );
     let output = model.forward(input.float::<2>(0), input.int::<2>(1), input.float::<2>(2));
     vec![output.into_data()]
 }
 
 fn dml_test_scatter_elements_without_axis(input: &Inputs) -> Vec<TensorData> {
-    let model = dml::test_scatter_elements_without_axis::Model::new(input.device());
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/dml/test_scatter_elements_without_axis.bpk"
+    );
+    let model = dml::test_scatter_elements_without_axis::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<2>(0), input.int::<2>(1), input.float::<2>(2));
     vec![output.into_data()]
 }
 
 #[cfg(feature = "builtin")]
 fn builtin_test_scatter_elements_without_axis(input: &Inputs) -> Vec<TensorData> {
-    let model = builtin::test_scatter_elements_without_axis::Model::new(input.device());
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/builtin/test_scatter_elements_without_axis.bpk"
+    );
+    let model =
+        builtin::test_scatter_elements_without_axis::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<2>(0), input.int::<2>(1), input.float::<2>(2));
     vec![output.into_data()]
 }
 
 fn dml_test_scatternd(input: &Inputs) -> Vec<TensorData> {
-    let model = dml::test_scatternd::Model::new(input.device());
+    let weights = concat!(env!("OUT_DIR"), "/dml/test_scatternd.bpk");
+    let model = dml::test_scatternd::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<3>(0), input.int::<2>(1), input.float::<3>(2));
     vec![output.into_data()]
 }
 
 #[cfg(feature = "builtin")]
 fn builtin_test_scatternd(input: &Inputs) -> Vec<TensorData> {
-    let model = builtin::test_scatternd::Model::new(input.device());
+    let weights = concat!(env!("OUT_DIR"), "/builtin/test_scatternd.bpk");
+    let model = builtin::test_scatternd::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<3>(0), input.int::<2>(1), input.float::<3>(2));
     vec![output.into_data()]
 }
 
 fn dml_test_scatternd_add(input: &Inputs) -> Vec<TensorData> {
-    let model = dml::test_scatternd_add::Model::new(input.device());
+    let weights = concat!(env!("OUT_DIR"), "/dml/test_scatternd_add.bpk");
+    let model = dml::test_scatternd_add::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<3>(0), input.int::<2>(1), input.float::<3>(2));
     vec![output.into_data()]
 }
 
 #[cfg(feature = "builtin")]
 fn builtin_test_scatternd_add(input: &Inputs) -> Vec<TensorData> {
-    let model = builtin::test_scatternd_add::Model::new(input.device());
+    let weights = concat!(env!("OUT_DIR"), "/builtin/test_scatternd_add.bpk");
+    let model = builtin::test_scatternd_add::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<3>(0), input.int::<2>(1), input.float::<3>(2));
     vec![output.into_data()]
 }
 
 fn dml_test_scatternd_max(input: &Inputs) -> Vec<TensorData> {
-    let model = dml::test_scatternd_max::Model::new(input.device());
+    let weights = concat!(env!("OUT_DIR"), "/dml/test_scatternd_max.bpk");
+    let model = dml::test_scatternd_max::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<3>(0), input.int::<2>(1), input.float::<3>(2));
     vec![output.into_data()]
 }
 
 #[cfg(feature = "builtin")]
 fn builtin_test_scatternd_max(input: &Inputs) -> Vec<TensorData> {
-    let model = builtin::test_scatternd_max::Model::new(input.device());
+    let weights = concat!(env!("OUT_DIR"), "/builtin/test_scatternd_max.bpk");
+    let model = builtin::test_scatternd_max::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<3>(0), input.int::<2>(1), input.float::<3>(2));
     vec![output.into_data()]
 }
 
 fn dml_test_scatternd_max_with_element_indices(input: &Inputs) -> Vec<TensorData> {
-    let model = dml::test_scatternd_max_with_element_indices::Model::new(input.device());
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/dml/test_scatternd_max_with_element_indices.bpk"
+    );
+    let model =
+        dml::test_scatternd_max_with_element_indices::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<2>(0), input.int::<2>(1), input.float::<1>(2));
     vec![output.into_data()]
 }
 
 #[cfg(feature = "builtin")]
 fn builtin_test_scatternd_max_with_element_indices(input: &Inputs) -> Vec<TensorData> {
-    let model = builtin::test_scatternd_max_with_element_indices::Model::new(input.device());
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/builtin/test_scatternd_max_with_element_indices.bpk"
+    );
+    let model =
+        builtin::test_scatternd_max_with_element_indices::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<2>(0), input.int::<2>(1), input.float::<1>(2));
     vec![output.into_data()]
 }
 
 fn dml_test_scatternd_min(input: &Inputs) -> Vec<TensorData> {
-    let model = dml::test_scatternd_min::Model::new(input.device());
+    let weights = concat!(env!("OUT_DIR"), "/dml/test_scatternd_min.bpk");
+    let model = dml::test_scatternd_min::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<3>(0), input.int::<2>(1), input.float::<3>(2));
     vec![output.into_data()]
 }
 
 #[cfg(feature = "builtin")]
 fn builtin_test_scatternd_min(input: &Inputs) -> Vec<TensorData> {
-    let model = builtin::test_scatternd_min::Model::new(input.device());
+    let weights = concat!(env!("OUT_DIR"), "/builtin/test_scatternd_min.bpk");
+    let model = builtin::test_scatternd_min::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<3>(0), input.int::<2>(1), input.float::<3>(2));
     vec![output.into_data()]
 }
 
 fn dml_test_scatternd_min_with_element_indices(input: &Inputs) -> Vec<TensorData> {
-    let model = dml::test_scatternd_min_with_element_indices::Model::new(input.device());
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/dml/test_scatternd_min_with_element_indices.bpk"
+    );
+    let model =
+        dml::test_scatternd_min_with_element_indices::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<2>(0), input.int::<2>(1), input.float::<1>(2));
     vec![output.into_data()]
 }
 
 #[cfg(feature = "builtin")]
 fn builtin_test_scatternd_min_with_element_indices(input: &Inputs) -> Vec<TensorData> {
-    let model = builtin::test_scatternd_min_with_element_indices::Model::new(input.device());
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/builtin/test_scatternd_min_with_element_indices.bpk"
+    );
+    let model =
+        builtin::test_scatternd_min_with_element_indices::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<2>(0), input.int::<2>(1), input.float::<1>(2));
     vec![output.into_data()]
 }
 
 fn dml_test_scatternd_multiply(input: &Inputs) -> Vec<TensorData> {
-    let model = dml::test_scatternd_multiply::Model::new(input.device());
+    let weights = concat!(env!("OUT_DIR"), "/dml/test_scatternd_multiply.bpk");
+    let model = dml::test_scatternd_multiply::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<3>(0), input.int::<2>(1), input.float::<3>(2));
     vec![output.into_data()]
 }
 
 #[cfg(feature = "builtin")]
 fn builtin_test_scatternd_multiply(input: &Inputs) -> Vec<TensorData> {
-    let model = builtin::test_scatternd_multiply::Model::new(input.device());
+    let weights = concat!(env!("OUT_DIR"), "/builtin/test_scatternd_multiply.bpk");
+    let model = builtin::test_scatternd_multiply::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<3>(0), input.int::<2>(1), input.float::<3>(2));
     vec![output.into_data()]
 }
 
 fn dml_own_scatternd_duplicates_add(input: &Inputs) -> Vec<TensorData> {
-    let model = dml::own_scatternd_duplicates_add::Model::new(input.device());
+    let weights = concat!(env!("OUT_DIR"), "/dml/own_scatternd_duplicates_add.bpk");
+    let model = dml::own_scatternd_duplicates_add::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<2>(0), input.int::<2>(1), input.float::<2>(2));
     vec![output.into_data()]
 }
 
 #[cfg(feature = "builtin")]
 fn builtin_own_scatternd_duplicates_add(input: &Inputs) -> Vec<TensorData> {
-    let model = builtin::own_scatternd_duplicates_add::Model::new(input.device());
+    let weights = concat!(env!("OUT_DIR"), "/builtin/own_scatternd_duplicates_add.bpk");
+    let model = builtin::own_scatternd_duplicates_add::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<2>(0), input.int::<2>(1), input.float::<2>(2));
     vec![output.into_data()]
 }
 
 fn dml_own_scatter_elements_duplicates_add(input: &Inputs) -> Vec<TensorData> {
-    let model = dml::own_scatter_elements_duplicates_add::Model::new(input.device());
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/dml/own_scatter_elements_duplicates_add.bpk"
+    );
+    let model = dml::own_scatter_elements_duplicates_add::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<2>(0), input.int::<2>(1), input.float::<2>(2));
     vec![output.into_data()]
 }
 
 #[cfg(feature = "builtin")]
 fn builtin_own_scatter_elements_duplicates_add(input: &Inputs) -> Vec<TensorData> {
-    let model = builtin::own_scatter_elements_duplicates_add::Model::new(input.device());
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/builtin/own_scatter_elements_duplicates_add.bpk"
+    );
+    let model =
+        builtin::own_scatter_elements_duplicates_add::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<2>(0), input.int::<2>(1), input.float::<2>(2));
     vec![output.into_data()]
 }
 
 fn dml_own_scatternd_duplicates_mul(input: &Inputs) -> Vec<TensorData> {
-    let model = dml::own_scatternd_duplicates_mul::Model::new(input.device());
+    let weights = concat!(env!("OUT_DIR"), "/dml/own_scatternd_duplicates_mul.bpk");
+    let model = dml::own_scatternd_duplicates_mul::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<2>(0), input.int::<2>(1), input.float::<2>(2));
     vec![output.into_data()]
 }
 
 #[cfg(feature = "builtin")]
 fn builtin_own_scatternd_duplicates_mul(input: &Inputs) -> Vec<TensorData> {
-    let model = builtin::own_scatternd_duplicates_mul::Model::new(input.device());
+    let weights = concat!(env!("OUT_DIR"), "/builtin/own_scatternd_duplicates_mul.bpk");
+    let model = builtin::own_scatternd_duplicates_mul::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<2>(0), input.int::<2>(1), input.float::<2>(2));
     vec![output.into_data()]
 }
 
 fn dml_own_scatter_elements_duplicates_mul(input: &Inputs) -> Vec<TensorData> {
-    let model = dml::own_scatter_elements_duplicates_mul::Model::new(input.device());
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/dml/own_scatter_elements_duplicates_mul.bpk"
+    );
+    let model = dml::own_scatter_elements_duplicates_mul::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<2>(0), input.int::<2>(1), input.float::<2>(2));
     vec![output.into_data()]
 }
 
 #[cfg(feature = "builtin")]
 fn builtin_own_scatter_elements_duplicates_mul(input: &Inputs) -> Vec<TensorData> {
-    let model = builtin::own_scatter_elements_duplicates_mul::Model::new(input.device());
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/builtin/own_scatter_elements_duplicates_mul.bpk"
+    );
+    let model =
+        builtin::own_scatter_elements_duplicates_mul::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<2>(0), input.int::<2>(1), input.float::<2>(2));
     vec![output.into_data()]
 }
 
 fn dml_own_scatternd_duplicates_max(input: &Inputs) -> Vec<TensorData> {
-    let model = dml::own_scatternd_duplicates_max::Model::new(input.device());
+    let weights = concat!(env!("OUT_DIR"), "/dml/own_scatternd_duplicates_max.bpk");
+    let model = dml::own_scatternd_duplicates_max::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<2>(0), input.int::<2>(1), input.float::<2>(2));
     vec![output.into_data()]
 }
 
 #[cfg(feature = "builtin")]
 fn builtin_own_scatternd_duplicates_max(input: &Inputs) -> Vec<TensorData> {
-    let model = builtin::own_scatternd_duplicates_max::Model::new(input.device());
+    let weights = concat!(env!("OUT_DIR"), "/builtin/own_scatternd_duplicates_max.bpk");
+    let model = builtin::own_scatternd_duplicates_max::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<2>(0), input.int::<2>(1), input.float::<2>(2));
     vec![output.into_data()]
 }
 
 fn dml_own_scatter_elements_duplicates_max(input: &Inputs) -> Vec<TensorData> {
-    let model = dml::own_scatter_elements_duplicates_max::Model::new(input.device());
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/dml/own_scatter_elements_duplicates_max.bpk"
+    );
+    let model = dml::own_scatter_elements_duplicates_max::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<2>(0), input.int::<2>(1), input.float::<2>(2));
     vec![output.into_data()]
 }
 
 #[cfg(feature = "builtin")]
 fn builtin_own_scatter_elements_duplicates_max(input: &Inputs) -> Vec<TensorData> {
-    let model = builtin::own_scatter_elements_duplicates_max::Model::new(input.device());
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/builtin/own_scatter_elements_duplicates_max.bpk"
+    );
+    let model =
+        builtin::own_scatter_elements_duplicates_max::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<2>(0), input.int::<2>(1), input.float::<2>(2));
     vec![output.into_data()]
 }
 
 fn dml_own_scatternd_duplicates_min(input: &Inputs) -> Vec<TensorData> {
-    let model = dml::own_scatternd_duplicates_min::Model::new(input.device());
+    let weights = concat!(env!("OUT_DIR"), "/dml/own_scatternd_duplicates_min.bpk");
+    let model = dml::own_scatternd_duplicates_min::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<2>(0), input.int::<2>(1), input.float::<2>(2));
     vec![output.into_data()]
 }
 
 #[cfg(feature = "builtin")]
 fn builtin_own_scatternd_duplicates_min(input: &Inputs) -> Vec<TensorData> {
-    let model = builtin::own_scatternd_duplicates_min::Model::new(input.device());
+    let weights = concat!(env!("OUT_DIR"), "/builtin/own_scatternd_duplicates_min.bpk");
+    let model = builtin::own_scatternd_duplicates_min::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<2>(0), input.int::<2>(1), input.float::<2>(2));
     vec![output.into_data()]
 }
 
 fn dml_own_scatter_elements_duplicates_min(input: &Inputs) -> Vec<TensorData> {
-    let model = dml::own_scatter_elements_duplicates_min::Model::new(input.device());
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/dml/own_scatter_elements_duplicates_min.bpk"
+    );
+    let model = dml::own_scatter_elements_duplicates_min::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<2>(0), input.int::<2>(1), input.float::<2>(2));
     vec![output.into_data()]
 }
 
 #[cfg(feature = "builtin")]
 fn builtin_own_scatter_elements_duplicates_min(input: &Inputs) -> Vec<TensorData> {
-    let model = builtin::own_scatter_elements_duplicates_min::Model::new(input.device());
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/builtin/own_scatter_elements_duplicates_min.bpk"
+    );
+    let model =
+        builtin::own_scatter_elements_duplicates_min::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<2>(0), input.int::<2>(1), input.float::<2>(2));
     vec![output.into_data()]
 }
 
 fn dml_own_scatter_elements_rank3_negative_axis(input: &Inputs) -> Vec<TensorData> {
-    let model = dml::own_scatter_elements_rank3_negative_axis::Model::new(input.device());
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/dml/own_scatter_elements_rank3_negative_axis.bpk"
+    );
+    let model =
+        dml::own_scatter_elements_rank3_negative_axis::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<3>(0), input.int::<3>(1), input.float::<3>(2));
     vec![output.into_data()]
 }
 
 #[cfg(feature = "builtin")]
 fn builtin_own_scatter_elements_rank3_negative_axis(input: &Inputs) -> Vec<TensorData> {
-    let model = builtin::own_scatter_elements_rank3_negative_axis::Model::new(input.device());
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/builtin/own_scatter_elements_rank3_negative_axis.bpk"
+    );
+    let model = builtin::own_scatter_elements_rank3_negative_axis::Model::from_file(
+        weights,
+        input.device(),
+    );
     let output = model.forward(input.float::<3>(0), input.int::<3>(1), input.float::<3>(2));
     vec![output.into_data()]
 }
 
 fn dml_own_gathernd_negative_indices(input: &Inputs) -> Vec<TensorData> {
-    let model = dml::own_gathernd_negative_indices::Model::new(input.device());
+    let weights = concat!(env!("OUT_DIR"), "/dml/own_gathernd_negative_indices.bpk");
+    let model = dml::own_gathernd_negative_indices::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<3>(0), input.int::<2>(1));
     vec![output.into_data()]
 }
 
 #[cfg(feature = "builtin")]
 fn builtin_own_gathernd_negative_indices(input: &Inputs) -> Vec<TensorData> {
-    let model = builtin::own_gathernd_negative_indices::Model::new(input.device());
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/builtin/own_gathernd_negative_indices.bpk"
+    );
+    let model = builtin::own_gathernd_negative_indices::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<3>(0), input.int::<2>(1));
     vec![output.into_data()]
 }
 
 fn dml_own_scatternd_negative_indices(input: &Inputs) -> Vec<TensorData> {
-    let model = dml::own_scatternd_negative_indices::Model::new(input.device());
+    let weights = concat!(env!("OUT_DIR"), "/dml/own_scatternd_negative_indices.bpk");
+    let model = dml::own_scatternd_negative_indices::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<2>(0), input.int::<2>(1), input.float::<2>(2));
     vec![output.into_data()]
 }
 
 #[cfg(feature = "builtin")]
 fn builtin_own_scatternd_negative_indices(input: &Inputs) -> Vec<TensorData> {
-    let model = builtin::own_scatternd_negative_indices::Model::new(input.device());
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/builtin/own_scatternd_negative_indices.bpk"
+    );
+    let model = builtin::own_scatternd_negative_indices::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<2>(0), input.int::<2>(1), input.float::<2>(2));
     vec![output.into_data()]
 }
 
 fn dml_own_scatternd_int64_data_add(input: &Inputs) -> Vec<TensorData> {
-    let model = dml::own_scatternd_int64_data_add::Model::new(input.device());
+    let weights = concat!(env!("OUT_DIR"), "/dml/own_scatternd_int64_data_add.bpk");
+    let model = dml::own_scatternd_int64_data_add::Model::from_file(weights, input.device());
     let output = model.forward(input.int::<1>(0), input.int::<2>(1), input.int::<1>(2));
     vec![output.into_data()]
 }
 
 #[cfg(feature = "builtin")]
 fn builtin_own_scatternd_int64_data_add(input: &Inputs) -> Vec<TensorData> {
-    let model = builtin::own_scatternd_int64_data_add::Model::new(input.device());
+    let weights = concat!(env!("OUT_DIR"), "/builtin/own_scatternd_int64_data_add.bpk");
+    let model = builtin::own_scatternd_int64_data_add::Model::from_file(weights, input.device());
     let output = model.forward(input.int::<1>(0), input.int::<2>(1), input.int::<1>(2));
     vec![output.into_data()]
 }
 
 fn dml_own_gathernd_int64_data(input: &Inputs) -> Vec<TensorData> {
-    let model = dml::own_gathernd_int64_data::Model::new(input.device());
+    let weights = concat!(env!("OUT_DIR"), "/dml/own_gathernd_int64_data.bpk");
+    let model = dml::own_gathernd_int64_data::Model::from_file(weights, input.device());
     let output = model.forward(input.int::<2>(0), input.int::<2>(1));
     vec![output.into_data()]
 }
 
 #[cfg(feature = "builtin")]
 fn builtin_own_gathernd_int64_data(input: &Inputs) -> Vec<TensorData> {
-    let model = builtin::own_gathernd_int64_data::Model::new(input.device());
+    let weights = concat!(env!("OUT_DIR"), "/builtin/own_gathernd_int64_data.bpk");
+    let model = builtin::own_gathernd_int64_data::Model::from_file(weights, input.device());
     let output = model.forward(input.int::<2>(0), input.int::<2>(1));
     vec![output.into_data()]
 }
 
 fn dml_own_kv_cache_write(input: &Inputs) -> Vec<TensorData> {
-    let model = dml::own_kv_cache_write::Model::new(input.device());
+    let weights = concat!(env!("OUT_DIR"), "/dml/own_kv_cache_write.bpk");
+    let model = dml::own_kv_cache_write::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<4>(0), input.int::<4>(1), input.float::<4>(2));
     vec![output.into_data()]
 }
 
 #[cfg(feature = "builtin")]
 fn builtin_own_kv_cache_write(input: &Inputs) -> Vec<TensorData> {
-    let model = builtin::own_kv_cache_write::Model::new(input.device());
+    let weights = concat!(env!("OUT_DIR"), "/builtin/own_kv_cache_write.bpk");
+    let model = builtin::own_kv_cache_write::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<4>(0), input.int::<4>(1), input.float::<4>(2));
     vec![output.into_data()]
 }
 
 fn dml_own_mask_select_chain(input: &Inputs) -> Vec<TensorData> {
-    let model = dml::own_mask_select_chain::Model::new(input.device());
+    let weights = concat!(env!("OUT_DIR"), "/dml/own_mask_select_chain.bpk");
+    let model = dml::own_mask_select_chain::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<2>(0));
     vec![output.into_data()]
 }
 
 #[cfg(feature = "builtin")]
 fn builtin_own_mask_select_chain(input: &Inputs) -> Vec<TensorData> {
-    let model = builtin::own_mask_select_chain::Model::new(input.device());
+    let weights = concat!(env!("OUT_DIR"), "/builtin/own_mask_select_chain.bpk");
+    let model = builtin::own_mask_select_chain::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<2>(0));
     vec![output.into_data()]
 }
 
 fn dml_own_masked_assign_chain(input: &Inputs) -> Vec<TensorData> {
-    let model = dml::own_masked_assign_chain::Model::new(input.device());
+    let weights = concat!(env!("OUT_DIR"), "/dml/own_masked_assign_chain.bpk");
+    let model = dml::own_masked_assign_chain::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<2>(0), input.float::<2>(1), input.bool::<2>(2));
     vec![output.into_data()]
 }
 
 #[cfg(feature = "builtin")]
 fn builtin_own_masked_assign_chain(input: &Inputs) -> Vec<TensorData> {
-    let model = builtin::own_masked_assign_chain::Model::new(input.device());
+    let weights = concat!(env!("OUT_DIR"), "/builtin/own_masked_assign_chain.bpk");
+    let model = builtin::own_masked_assign_chain::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<2>(0), input.float::<2>(1), input.bool::<2>(2));
     vec![output.into_data()]
 }
 
 fn dml_own_compress_short_condition_made_on_device(input: &Inputs) -> Vec<TensorData> {
-    let model = dml::own_compress_short_condition_made_on_device::Model::new(input.device());
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/dml/own_compress_short_condition_made_on_device.bpk"
+    );
+    let model =
+        dml::own_compress_short_condition_made_on_device::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<2>(0), input.float::<1>(1));
     vec![output.into_data()]
 }
 
 fn dml_own_compress_int32_last_axis(input: &Inputs) -> Vec<TensorData> {
-    let model = dml::own_compress_int32_last_axis::Model::new(input.device());
+    let weights = concat!(env!("OUT_DIR"), "/dml/own_compress_int32_last_axis.bpk");
+    let model = dml::own_compress_int32_last_axis::Model::from_file(weights, input.device());
     let output = model.forward(input.int::<3>(0), input.bool::<1>(1));
     vec![output.into_data()]
 }
 
 fn dml_own_scatternd_out_of_range_skipped(input: &Inputs) -> Vec<TensorData> {
-    let model = dml::own_scatternd_out_of_range_skipped::Model::new(input.device());
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/dml/own_scatternd_out_of_range_skipped.bpk"
+    );
+    let model = dml::own_scatternd_out_of_range_skipped::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<2>(0), input.int::<2>(1), input.float::<2>(2));
     vec![output.into_data()]
 }
 
 #[cfg(feature = "builtin")]
 fn builtin_own_scatternd_out_of_range_skipped(input: &Inputs) -> Vec<TensorData> {
-    let model = builtin::own_scatternd_out_of_range_skipped::Model::new(input.device());
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/builtin/own_scatternd_out_of_range_skipped.bpk"
+    );
+    let model =
+        builtin::own_scatternd_out_of_range_skipped::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<2>(0), input.int::<2>(1), input.float::<2>(2));
     vec![output.into_data()]
 }
 
 fn dml_own_gathernd_out_of_range_zero_rows(input: &Inputs) -> Vec<TensorData> {
-    let model = dml::own_gathernd_out_of_range_zero_rows::Model::new(input.device());
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/dml/own_gathernd_out_of_range_zero_rows.bpk"
+    );
+    let model = dml::own_gathernd_out_of_range_zero_rows::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<2>(0), input.int::<2>(1));
     vec![output.into_data()]
 }
 
 #[cfg(feature = "builtin")]
 fn builtin_own_gathernd_out_of_range_zero_rows(input: &Inputs) -> Vec<TensorData> {
-    let model = builtin::own_gathernd_out_of_range_zero_rows::Model::new(input.device());
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/builtin/own_gathernd_out_of_range_zero_rows.bpk"
+    );
+    let model =
+        builtin::own_gathernd_out_of_range_zero_rows::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<2>(0), input.int::<2>(1));
     vec![output.into_data()]
 }
 
 fn dml_own_scatternd_bool(input: &Inputs) -> Vec<TensorData> {
-    let model = dml::own_scatternd_bool::Model::new(input.device());
+    let weights = concat!(env!("OUT_DIR"), "/dml/own_scatternd_bool.bpk");
+    let model = dml::own_scatternd_bool::Model::from_file(weights, input.device());
     let output = model.forward(input.bool::<1>(0), input.int::<2>(1), input.bool::<1>(2));
     vec![output.into_data()]
 }
 
 #[cfg(feature = "builtin")]
 fn builtin_own_scatternd_bool(input: &Inputs) -> Vec<TensorData> {
-    let model = builtin::own_scatternd_bool::Model::new(input.device());
+    let weights = concat!(env!("OUT_DIR"), "/builtin/own_scatternd_bool.bpk");
+    let model = builtin::own_scatternd_bool::Model::from_file(weights, input.device());
     let output = model.forward(input.bool::<1>(0), input.int::<2>(1), input.bool::<1>(2));
     vec![output.into_data()]
 }
 
 fn dml_own_gathernd_bool_batch_dims1(input: &Inputs) -> Vec<TensorData> {
-    let model = dml::own_gathernd_bool_batch_dims1::Model::new(input.device());
+    let weights = concat!(env!("OUT_DIR"), "/dml/own_gathernd_bool_batch_dims1.bpk");
+    let model = dml::own_gathernd_bool_batch_dims1::Model::from_file(weights, input.device());
     let output = model.forward(input.bool::<3>(0), input.int::<3>(1));
     vec![output.into_data()]
 }
 
 #[cfg(feature = "builtin")]
 fn builtin_own_gathernd_bool_batch_dims1(input: &Inputs) -> Vec<TensorData> {
-    let model = builtin::own_gathernd_bool_batch_dims1::Model::new(input.device());
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/builtin/own_gathernd_bool_batch_dims1.bpk"
+    );
+    let model = builtin::own_gathernd_bool_batch_dims1::Model::from_file(weights, input.device());
     let output = model.forward(input.bool::<3>(0), input.int::<3>(1));
     vec![output.into_data()]
 }
 
 fn dml_own_gathernd_batch_dims2(input: &Inputs) -> Vec<TensorData> {
-    let model = dml::own_gathernd_batch_dims2::Model::new(input.device());
+    let weights = concat!(env!("OUT_DIR"), "/dml/own_gathernd_batch_dims2.bpk");
+    let model = dml::own_gathernd_batch_dims2::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<4>(0), input.int::<4>(1));
     vec![output.into_data()]
 }
 
 #[cfg(feature = "builtin")]
 fn builtin_own_gathernd_batch_dims2(input: &Inputs) -> Vec<TensorData> {
-    let model = builtin::own_gathernd_batch_dims2::Model::new(input.device());
+    let weights = concat!(env!("OUT_DIR"), "/builtin/own_gathernd_batch_dims2.bpk");
+    let model = builtin::own_gathernd_batch_dims2::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<4>(0), input.int::<4>(1));
     vec![output.into_data()]
 }
 
 fn dml_own_nonzero_int32_rank3(input: &Inputs) -> Vec<TensorData> {
-    let model = dml::own_nonzero_int32_rank3::Model::new(input.device());
+    let weights = concat!(env!("OUT_DIR"), "/dml/own_nonzero_int32_rank3.bpk");
+    let model = dml::own_nonzero_int32_rank3::Model::from_file(weights, input.device());
     let output = model.forward(input.int::<3>(0));
     vec![output.into_data()]
 }
 
 #[cfg(feature = "builtin")]
 fn builtin_own_nonzero_int32_rank3(input: &Inputs) -> Vec<TensorData> {
-    let model = builtin::own_nonzero_int32_rank3::Model::new(input.device());
+    let weights = concat!(env!("OUT_DIR"), "/builtin/own_nonzero_int32_rank3.bpk");
+    let model = builtin::own_nonzero_int32_rank3::Model::from_file(weights, input.device());
     let output = model.forward(input.int::<3>(0));
     vec![output.into_data()]
 }
 
 fn dml_own_nonzero_float_signed_zero_nan(input: &Inputs) -> Vec<TensorData> {
-    let model = dml::own_nonzero_float_signed_zero_nan::Model::new(input.device());
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/dml/own_nonzero_float_signed_zero_nan.bpk"
+    );
+    let model = dml::own_nonzero_float_signed_zero_nan::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<2>(0));
     vec![output.into_data()]
 }
 
 #[cfg(feature = "builtin")]
 fn builtin_own_nonzero_float_signed_zero_nan(input: &Inputs) -> Vec<TensorData> {
-    let model = builtin::own_nonzero_float_signed_zero_nan::Model::new(input.device());
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/builtin/own_nonzero_float_signed_zero_nan.bpk"
+    );
+    let model =
+        builtin::own_nonzero_float_signed_zero_nan::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<2>(0));
     vec![output.into_data()]
 }
 
 fn dml_own_scatternd_opset11(input: &Inputs) -> Vec<TensorData> {
-    let model = dml::own_scatternd_opset11::Model::new(input.device());
+    let weights = concat!(env!("OUT_DIR"), "/dml/own_scatternd_opset11.bpk");
+    let model = dml::own_scatternd_opset11::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<2>(0), input.int::<2>(1), input.float::<2>(2));
     vec![output.into_data()]
 }
 
 #[cfg(feature = "builtin")]
 fn builtin_own_scatternd_opset11(input: &Inputs) -> Vec<TensorData> {
-    let model = builtin::own_scatternd_opset11::Model::new(input.device());
+    let weights = concat!(env!("OUT_DIR"), "/builtin/own_scatternd_opset11.bpk");
+    let model = builtin::own_scatternd_opset11::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<2>(0), input.int::<2>(1), input.float::<2>(2));
     vec![output.into_data()]
 }
 
 fn dml_own_scatter_deprecated_opset10(input: &Inputs) -> Vec<TensorData> {
-    let model = dml::own_scatter_deprecated_opset10::Model::new(input.device());
+    let weights = concat!(env!("OUT_DIR"), "/dml/own_scatter_deprecated_opset10.bpk");
+    let model = dml::own_scatter_deprecated_opset10::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<2>(0), input.int::<2>(1), input.float::<2>(2));
     vec![output.into_data()]
 }
 
 #[cfg(feature = "builtin")]
 fn builtin_own_scatter_deprecated_opset10(input: &Inputs) -> Vec<TensorData> {
-    let model = builtin::own_scatter_deprecated_opset10::Model::new(input.device());
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/builtin/own_scatter_deprecated_opset10.bpk"
+    );
+    let model = builtin::own_scatter_deprecated_opset10::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<2>(0), input.int::<2>(1), input.float::<2>(2));
     vec![output.into_data()]
 }
