@@ -30,7 +30,8 @@ use burn::tensor::{Bool, Int, IntDType, Shape, Tensor};
 
 use crate::tensor::support::can_compute;
 use crate::{
-    CompressExt, DmlOps, NonZeroExt, NonZeroOptions, OutOfBounds, ScatterNdExt, ScatterNdOptions,
+    CompressExt, Compressed, DmlOps, NonZeroExt, NonZeroOptions, OutOfBounds, ScatterNdExt,
+    ScatterNdOptions,
 };
 
 /// ONNX `ScatterND` (opsets 11 to 18): [`ScatterNdExt::try_scatter_nd`] with `options`, whose
@@ -292,22 +293,23 @@ where
     if DO != expected {
         panic!("ONNX Compress: the output has rank {expected}, not {DO}");
     }
-    let fail = |err: crate::DmlOpsError| -> ! { panic!("ONNX Compress: {err}") };
     match axis {
-        Some(axis) => {
-            let kept = input
-                .try_compress_axis(axis, condition)
-                .unwrap_or_else(|e| fail(e));
-            let kept = kept.into_exact();
-            let shape = Shape::from(kept.dims().to_vec());
-            kept.reshape(shape)
-        }
+        Some(axis) => exact(input.try_compress_axis(axis, condition)),
         None => {
             let numel = input.shape().num_elements();
-            let kept = input.reshape([numel]).try_compress_axis(0, condition);
-            let kept = kept.unwrap_or_else(|e| fail(e)).into_exact();
-            let shape = Shape::from(kept.dims().to_vec());
-            kept.reshape(shape)
+            exact(input.reshape([numel]).try_compress_axis(0, condition))
         }
     }
+}
+
+/// The exact form of a Compress result as a tensor of the rank the importer typed (the same
+/// shape: Compress keeps the rank, or is 1-D when flattened).
+fn exact<const R: usize, const DO: usize, K: Basic>(
+    kept: Result<Compressed<R, K>, crate::DmlOpsError>,
+) -> Tensor<DO, K> {
+    let kept = kept
+        .unwrap_or_else(|err| panic!("ONNX Compress: {err}"))
+        .into_exact();
+    let shape = Shape::from(kept.dims().to_vec());
+    kept.reshape(shape)
 }

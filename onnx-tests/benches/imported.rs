@@ -42,10 +42,10 @@ fn main() {
             dml::bench_nonzero::Model::new(&device),
             builtin::bench_nonzero::Model::new(&device),
         );
-        let a = time_int(&device, reps, || {
+        let a = time(&device, reps, || {
             sparse.iter().map(|x| ours.forward(x.clone())).collect()
         });
-        let b = time_int(&device, reps, || {
+        let b = time(&device, reps, || {
             sparse.iter().map(|x| model.forward(x.clone())).collect()
         });
         row("NonZero (10% non-zero)", log2, a, b, copy, n);
@@ -90,16 +90,7 @@ fn main() {
 /// The median ms per call of `calls` (which queues `CALLS` calls) over `reps` repetitions, each
 /// timed from before the calls to after the device finished them; two untimed passes first, so
 /// kernel compilation and the memory pool's first allocations stay out.
-fn time(device: &Device, reps: usize, calls: impl Fn() -> Vec<Tensor<1>>) -> f64 {
-    timed(reps, || {
-        let outputs = calls();
-        device.sync().expect("the device syncs");
-        drop(outputs);
-    })
-}
-
-/// [`time`] for models whose output is an Int tensor.
-fn time_int(device: &Device, reps: usize, calls: impl Fn() -> Vec<Tensor<2, Int>>) -> f64 {
+fn time<T>(device: &Device, reps: usize, calls: impl Fn() -> Vec<T>) -> f64 {
     timed(reps, || {
         let outputs = calls();
         device.sync().expect("the device syncs");
