@@ -2,8 +2,8 @@
 //!
 //! Each 256-bit embedding is packed into 8 `i32` words. The distance from a query to every
 //! database entry is `popcount(query XOR entry)` summed over the words:
-//! `db.bitwise_xor(query).bit_count().sum_dim(1)`, then the `k` smallest distances are the
-//! nearest neighbours. The database holds noisy copies of a few "prototype" codes, so the true
+//! `db.bitwise_xor(query).bit_count().sum_dim(1)`, then the `k` smallest distances
+//! (`top_k(k, 0, Order::Ascending)`) are the nearest neighbours. The database holds noisy copies of a few "prototype" codes, so the true
 //! neighbours of a query made from a prototype are known, and the example checks it finds them.
 //!
 //! `cargo run --release --example hamming_search`
@@ -74,14 +74,13 @@ fn main() {
         .bit_count()
         .sum_dim(1)
         .reshape([ENTRIES]);
-    let (nearest, index) = distances.neg().topk_with_indices(K, 0);
+    // The K smallest distances on the device, ties by lower index.
+    let Sorted {
+        values: nearest,
+        indices: index,
+    } = distances.top_k(K, 0, Order::Ascending);
 
-    let nearest: Vec<i64> = nearest
-        .neg()
-        .into_data()
-        .convert::<i64>()
-        .try_to_vec()
-        .unwrap();
+    let nearest: Vec<i64> = nearest.into_data().convert::<i64>().try_to_vec().unwrap();
     let index: Vec<i64> = index.into_data().convert::<i64>().try_to_vec().unwrap();
     println!("{K} nearest entries (index: distance in bits):");
     for (i, d) in index.iter().zip(&nearest) {

@@ -111,4 +111,30 @@ fn main() {
     println!("Compress of [0.9, 0.1, 0.4, 0.7] where > 0.5  (expected [0.9, 0.7])");
     let kept = scores.clone().compress(scores.greater_elem(0.5));
     println!("  {}", kept.into_exact().into_data());
+
+    // TopK: DirectML's example (axis 3, K 2, DECREASING), and a stable sort with ties and NaN.
+    let x = Tensor::<4, Float>::from_data(
+        [[[
+            [0.0, 1.0, 10.0, 11.0],
+            [3.0, 2.0, 9.0, 8.0],
+            [4.0, 5.0, 6.0, 7.0],
+        ]]],
+        &device,
+    );
+    println!("\nTopK k 2 along axis 3, Descending");
+    let top = x.top_k(2, 3, Order::Descending);
+    println!(
+        "  values (expected [[[[11, 10], [9, 8], [7, 6]]]]): {}",
+        top.values.into_data()
+    );
+    println!(
+        "  indices (expected [[[[3, 2], [2, 3], [3, 2]]]]): {}",
+        top.indices.into_data()
+    );
+    let x = Tensor::<1, Float>::from_data([2.0, f32::NAN, -1.0, 2.0], &device);
+    println!("Stable sort of [2, NaN, -1, 2], Ascending  (expected indices [2, 0, 3, 1])");
+    println!(
+        "  {}",
+        x.sort_stable(0, Order::Ascending).indices.into_data()
+    );
 }

@@ -30,6 +30,7 @@ NODE_TEST_PREFIXES = (
     "test_gathernd_",
     "test_nonzero_",
     "test_compress_",
+    "test_top_k",
 )
 F, I64, I32, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.INT32, TensorProto.BOOL
 
@@ -53,7 +54,7 @@ def node_tests():
         warnings.simplefilter("ignore")
         every = collect_testcases(None)
     cases = [c for c in every if c.name.startswith(NODE_TEST_PREFIXES)]
-    assert len(cases) == 23, f"expected 23 node tests, found {len(cases)}"
+    assert len(cases) == 30, f"expected 30 node tests, found {len(cases)}"
     for case in sorted(cases, key=lambda c: c.name):
         (inputs, outputs), = case.data_sets
         yield case.name, case.model, list(inputs), list(outputs)
@@ -114,6 +115,28 @@ def gather_nd_zero_rows(data, indices):
         target = [wrap(int(i), d) for i, d in zip(tuple_, data.shape)]
         rows.append(np.zeros(slice_shape, data.dtype) if None in target else data[tuple(target)])
     return np.stack(rows).reshape(indices.shape[:-1] + slice_shape)
+
+
+def top_k_expected(x, k, axis, largest):
+    """TopK by the contract (ONNX's tie rule): per sequence along `axis`, the `k` first of a
+    stable sort in which NaN ranks above everything, -0.0 equals +0.0 and ties keep increasing
+    index in both directions."""
+    moved = np.moveaxis(x, axis, -1)
+    values = np.empty(moved.shape[:-1] + (k,), x.dtype)
+    indices = np.empty(moved.shape[:-1] + (k,), np.int64)
+    sign = -1 if largest else 1
+    for position in np.ndindex(moved.shape[:-1]):
+        row = moved[position]
+
+        def rank(i):
+            if x.dtype.kind == "f" and np.isnan(row[i]):
+                return (sign, 0, i)
+            value = int(row[i]) if x.dtype.kind in "iu" else float(row[i]) + 0.0
+            return (0, sign * value, i)
+        chosen = sorted(range(len(row)), key=rank)[:k]
+        values[position] = row[chosen]
+        indices[position] = chosen
+    return np.moveaxis(values, -1, axis), np.moveaxis(indices, -1, axis)
 
 
 def own(proto, feeds, outputs=None):
@@ -408,6 +431,94 @@ def own_cases():
         for j in range(3):
             expected[indices[i, j], j] = updates[i, j]
     yield own(proto, [data, indices, updates], [expected])
+
+    # Constant int64 indices (they load as int64 on every device, OpenGL included).
+    data = rng.standard_normal((3, 4)).astype(np.float32)
+    indices = np.array([[1, -1], [0, 2], [3, 3]], np.int64)
+    updates = rng.standard_normal((3, 2)).astype(np.float32)
+    proto = model(
+        "own_scatter_elements_constant_indices",
+        [helper.make_node("ScatterElements", ["data", "indices", "updates"], ["y"], axis=1,
+                          reduction="add")],
+        [value("data", F, 2), value("updates", F, 2)],
+        [value("y", F, 2)],
+        initializers=[helper.make_tensor("indices", I64, [3, 2], indices.ravel().tolist())],
+    )
+    yield own(proto, {"data": data, "updates": updates})
+    data = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    indices = np.array([[[2], [0]], [[1], [-1]]], np.int64)
+    proto = model(
+        "own_gathernd_batch_constant_indices",
+        [helper.make_node("GatherND", ["data", "indices"], ["y"], batch_dims=1)],
+        [value("data", F, 3)],
+        [value("y", F, 3)],
+        initializers=[helper.make_tensor("indices", I64, [2, 2, 1], indices.ravel().tolist())],
+    )
+    yield own(proto, {"data": data})
+
+    yield from top_k_cases(rng)
+
+
+def top_k_cases(rng):
+    """TopK: ties in both directions, NaN and signed zeros, int64 data past 32 bits, k equal to
+    the axis, a K made on the device, and the older opsets (K an attribute, K an input)."""
+    def top_k_model(name, elem, rank, k=None, opset=18, **attributes):
+        inputs = [value("x", elem, rank)]
+        initializers = []
+        if k is not None:
+            initializers.append(helper.make_tensor("k", I64, [1], [k]))
+        node = helper.make_node("TopK", ["x", "k"], ["values", "indices"], **attributes)
+        return model(name, [node], inputs, [value("values", elem, rank),
+                                            value("indices", I64, rank)],
+                     opset=opset, initializers=initializers)
+
+    ties = rng.integers(0, 3, (3, 10)).astype(np.float32)
+    for largest in (1, 0):
+        name = f"own_topk_ties_{'largest' if largest else 'smallest'}"
+        proto = top_k_model(name, F, 2, k=6, axis=1, largest=largest)
+        yield own(proto, [ties], list(top_k_expected(ties, 6, 1, largest)))
+
+    special = np.array([[1.0, np.nan, -0.0, 0.0, np.inf, -np.inf, np.nan, 0.0],
+                        [-0.0, 2.0, np.nan, -1.0, 0.0, 2.0, -np.inf, 1.0]], np.float32)
+    for largest in (1, 0):
+        name = f"own_topk_nan_signed_zero_{'largest' if largest else 'smallest'}"
+        proto = top_k_model(name, F, 2, k=5, axis=-1, largest=largest)
+        yield own(proto, [special], list(top_k_expected(special, 5, 1, largest)))
+
+    wide = rng.integers(-(1 << 40), 1 << 40, (2, 7)).astype(np.int64)
+    wide[0, 3] = wide[0, 5]
+    proto = top_k_model("own_topk_int64_data", I64, 2, k=4, axis=1)
+    yield own(proto, [wide], list(top_k_expected(wide, 4, 1, True)))
+
+    cube = rng.standard_normal((4, 2, 3)).astype(np.float32)
+    proto = top_k_model("own_topk_k_equals_axis", F, 3, k=4, axis=0, largest=0)
+    yield own(proto, [cube], list(top_k_expected(cube, 4, 0, False)))
+
+    # K counts the elements above 0.5: a one-element int64 tensor computed on the device.
+    scores = rng.random(12).astype(np.float32)
+    half = helper.make_tensor("half", F, [], [0.5])
+    proto = model(
+        "own_topk_runtime_k_made_on_device",
+        [
+            helper.make_node("Greater", ["x", "half"], ["above"]),
+            helper.make_node("Cast", ["above"], ["flags"], to=I64),
+            helper.make_node("ReduceSum", ["flags"], ["k"], keepdims=1),
+            helper.make_node("TopK", ["x", "k"], ["values", "indices"]),
+        ],
+        [value("x", F, 1)],
+        [value("values", F, 1), value("indices", I64, 1)],
+        initializers=[half],
+    )
+    k = int((scores > 0.5).sum())
+    yield own(proto, [scores], list(top_k_expected(scores, k, 0, True)))
+
+    rows = rng.standard_normal((3, 5)).astype(np.float32)
+    node = helper.make_node("TopK", ["x"], ["values", "indices"], axis=1, k=2)
+    proto = model("own_topk_opset1", [node], [value("x", F, 2)],
+                  [value("values", F, 2), value("indices", I64, 2)], opset=1)
+    yield own(proto, [rows], list(top_k_expected(rows, 2, 1, True)))
+    proto = top_k_model("own_topk_opset10", F, 2, k=3, opset=10, axis=0)
+    yield own(proto, [rows], list(top_k_expected(rows, 3, 0, True)))
 
 
 def bench_models():

@@ -42,20 +42,23 @@ pub mod onnx;
 mod ops;
 mod reference;
 mod scatter_nd_rules;
+mod sort_rules;
 mod tensor;
 
 pub use error::DmlOpsError;
 pub use ops::DmlOps;
+pub use sort_rules::Order;
 pub use tensor::{
     BitCountExt, CompressExt, Compressed, NonZeroCoordinates, NonZeroExt, NonZeroOptions,
-    OutOfBounds, Reduction, ScatterNdExt, ScatterNdOptions,
+    OutOfBounds, Reduction, ScatterNdExt, ScatterNdOptions, SortExt, SortOptions, Sorted,
 };
 
 /// Everything model code needs: `use burn_dml_ops::prelude::*;`.
 pub mod prelude {
     pub use crate::error::DmlOpsError;
+    pub use crate::sort_rules::Order;
     pub use crate::tensor::{
         BitCountExt, CompressExt, Compressed, NonZeroCoordinates, NonZeroExt, NonZeroOptions,
-        OutOfBounds, Reduction, ScatterNdExt, ScatterNdOptions,
+        OutOfBounds, Reduction, ScatterNdExt, ScatterNdOptions, SortExt, SortOptions, Sorted,
     };
 }

@@ -1,4 +1,4 @@
-//! ONNX's `ScatterND`, `ScatterElements`, `GatherND`, `NonZero` and `Compress` on this crate's
+//! ONNX's `ScatterND`, `ScatterElements`, `GatherND`, `NonZero`, `Compress` and `TopK` on this crate's
 //! kernels, with ONNX's semantics: what models imported with the `burn-dml-ops-onnx` build
 //! helper call. Model code can call them too.
 //!
@@ -8,7 +8,8 @@
 //! negative indices wrap is dropped ([`OutOfBounds::Skip`], the default of the build helper;
 //! ONNX Runtime returns an error instead), clamped, or an error, as the options say; a skipped
 //! `GatherND` row is zeros. Nothing reads back to the host except `NonZero` and `Compress`,
-//! whose output sizes depend on the data: they read a 4-byte count once.
+//! whose output sizes depend on the data (they read a 4-byte count once), and [`top_k_count`],
+//! which reads a `K` the model computes at run time.
 //!
 //! ```
 //! use burn::tensor::{Device, Int, Tensor};
@@ -30,8 +31,8 @@ use burn::tensor::{Bool, Int, IntDType, Shape, Tensor};
 
 use crate::tensor::support::can_compute;
 use crate::{
-    CompressExt, Compressed, DmlOps, NonZeroExt, NonZeroOptions, OutOfBounds, ScatterNdExt,
-    ScatterNdOptions,
+    CompressExt, Compressed, DmlOps, NonZeroExt, NonZeroOptions, Order, OutOfBounds, ScatterNdExt,
+    ScatterNdOptions, SortExt, SortOptions,
 };
 
 /// ONNX `ScatterND` (opsets 11 to 18): [`ScatterNdExt::try_scatter_nd`] with `options`, whose
@@ -55,15 +56,14 @@ where
 
 /// ONNX `ScatterElements` (and the deprecated `Scatter`) along `axis`: element `p` of `updates`
 /// goes to `p` with coordinate `axis` replaced by `indices[p]`. It runs as a ScatterND whose
-/// index tuples the device builds from `indices` and the coordinates of each position, so
-/// duplicates reduce exactly as in [`scatter_nd`].
+/// index tuples the device builds from `indices` and the coordinates of each position (as raw
+/// bits, so int64 indices run on OpenGL too), so duplicates reduce exactly as in
+/// [`scatter_nd`].
 ///
 /// # Panics
 ///
 /// Where `indices` and `updates` differ in shape, `axis` is not below the rank, an index
-/// dimension other than `axis` is larger than the data's (ONNX Runtime's rule), the device has
-/// no arithmetic for the indices' dtype (64-bit integers on wgpu's OpenGL backend: feed such
-/// indices in the default Int dtype, as `Tensor::from_data` makes them), or where
+/// dimension other than `axis` is larger than the data's (ONNX Runtime's rule), or where
 /// [`scatter_nd`] would.
 pub fn scatter_elements<const D: usize, K: Basic>(
     data: Tensor<D, K>,
@@ -95,55 +95,18 @@ where
         ));
     }
     let rows = index_dims.iter().product::<usize>();
-    let tuples = element_tuples(indices, axis, "ScatterElements");
+    let tuples = element_tuples(indices, axis);
     scatter_nd(data, tuples, updates.reshape([rows]), options)
 }
 
 /// The index tuples of ScatterElements as a `[numel, D]` tensor in the indices' dtype: row `p`
 /// is the coordinates of position `p` of `indices`, with coordinate `axis` replaced by its value.
-fn element_tuples<const D: usize>(
-    indices: Tensor<D, Int>,
-    axis: usize,
-    operator: &str,
-) -> Tensor<2, Int> {
-    let dims = indices.dims();
-    let rows = dims.iter().product::<usize>();
-    let columns = (0..D)
-        .map(|dim| {
-            if dim == axis {
-                indices.clone().reshape([rows, 1])
-            } else {
-                coordinate_column(&indices, dim, dims, operator)
-            }
-        })
-        .collect();
-    Tensor::cat(columns, 1)
-}
-
-/// The coordinate `dim` of every position of a tensor of shape `dims` (the indices' dtype and
-/// device, built there), in row-major order, as a `[numel, 1]` column.
-fn coordinate_column<const D: usize>(
-    like: &Tensor<D, Int>,
-    dim: usize,
-    dims: [usize; D],
-    operator: &str,
-) -> Tensor<2, Int> {
-    let (device, dtype) = (like.device(), like.dtype());
-    if !can_compute(&device, dtype) {
-        panic!(
-            "ONNX {operator}: the indices have dtype {dtype:?}, which {device:?} stores but has \
-             no arithmetic for (wgpu's OpenGL backend has no 64-bit integers), and building the \
-             index tuples needs it; create the indices in the device's default Int dtype \
-             (`Tensor::from_data(data, &device)` does) or cast them before the model"
-        );
-    }
-    let mut along = [1; D];
-    along[dim] = dims[dim];
-    let rows = dims.iter().product::<usize>();
-    Tensor::<1, Int>::arange(0..dims[dim] as i64, (&device, dtype))
-        .reshape(along)
-        .expand(dims)
-        .reshape([rows, 1])
+/// Built on the device as raw bits, so int64 indices need no 64-bit arithmetic (OpenGL).
+fn element_tuples<const D: usize>(indices: Tensor<D, Int>, axis: usize) -> Tensor<2, Int> {
+    let positions = Shape::from(indices.dims());
+    let tuples =
+        <Dispatch as DmlOps>::int_index_tuples(indices.into_dispatch(), positions, D, axis, 1);
+    Tensor::from_dispatch(tuples)
 }
 
 /// ONNX `GatherND` with `batch_dims`: for each index tuple of `indices` (`[..., k]`) the slice of
@@ -156,8 +119,7 @@ fn coordinate_column<const D: usize>(
 /// # Panics
 ///
 /// Where `k` is 0 or `batch_dims + k` exceeds the data's rank, the batch dimensions of `data`
-/// and `indices` differ, `DO` is not the output's rank, or (with `batch_dims > 0`) the device
-/// has no arithmetic for the indices' dtype, as in [`scatter_elements`].
+/// and `indices` differ, or `DO` is not the output's rank.
 pub fn gather_nd<const D: usize, const DI: usize, const DO: usize, K: Basic>(
     data: Tensor<D, K>,
     indices: Tensor<DI, Int>,
@@ -216,20 +178,22 @@ pub fn gather_nd<const D: usize, const DI: usize, const DO: usize, K: Basic>(
 }
 
 /// The tuples of a batched GatherND as `[rows, batch_dims + k]`: each row's batch coordinates
-/// (its position in the indices' first `batch_dims` dimensions), then its own `k`.
+/// (its position in the indices' first `batch_dims` dimensions), then its own `k`. Built on the
+/// device as raw bits, as [`element_tuples`].
 fn batch_tuples<const DI: usize>(indices: Tensor<DI, Int>, batch_dims: usize) -> Tensor<DI, Int> {
     let dims = indices.dims();
     let k = dims[DI - 1];
-    let mut positions = dims;
-    positions[DI - 1] = 1;
-    let rows = positions.iter().product::<usize>();
-    let mut columns: Vec<Tensor<2, Int>> = (0..batch_dims)
-        .map(|dim| coordinate_column(&indices, dim, positions, "GatherND"))
-        .collect();
-    columns.push(indices.reshape([rows, k]));
-    let mut tuple_dims = positions;
+    let positions = Shape::from(dims[..DI - 1].to_vec());
+    let tuples = <Dispatch as DmlOps>::int_index_tuples(
+        indices.into_dispatch(),
+        positions,
+        batch_dims + k,
+        batch_dims,
+        k,
+    );
+    let mut tuple_dims = dims;
     tuple_dims[DI - 1] = batch_dims + k;
-    Tensor::cat(columns, 1).reshape(tuple_dims)
+    Tensor::<2, Int>::from_dispatch(tuples).reshape(tuple_dims)
 }
 
 /// `OutOfBounds::Error` for GatherND: reads the tuples back once and panics naming the first
@@ -312,4 +276,60 @@ fn exact<const R: usize, const DO: usize, K: Basic>(
         .into_exact();
     let shape = Shape::from(kept.dims().to_vec());
     kept.reshape(shape)
+}
+
+/// ONNX `TopK` (opsets 1, 10 and 11+): the `k` largest (`largest`) or smallest elements along
+/// `axis` in that order, ties by increasing index, and their indices in `dtype` where the device
+/// computes with it (the importer's int64), else in the device's default Int dtype (OpenGL has
+/// no 64-bit integers). `sorted = 0` leaves the order to the implementation, and this order
+/// satisfies it. Nothing reads back to the host.
+///
+/// # Panics
+///
+/// Where [`SortExt::try_top_k`] returns an error (`k` above the axis's length), with its
+/// message.
+pub fn top_k<const D: usize, K: Basic>(
+    input: Tensor<D, K>,
+    k: usize,
+    axis: usize,
+    largest: bool,
+    dtype: IntDType,
+) -> (Tensor<D, K>, Tensor<D, Int>)
+where
+    Tensor<D, K>: SortExt<D, K>,
+{
+    let device = input.device();
+    let options = SortOptions {
+        order: if largest {
+            Order::Descending
+        } else {
+            Order::Ascending
+        },
+        indices_dtype: can_compute(&device, dtype.into()).then_some(dtype),
+    };
+    let sorted = input
+        .try_top_k(k, axis as isize, options)
+        .unwrap_or_else(|err| panic!("ONNX TopK: {err}"));
+    (sorted.values, sorted.indices)
+}
+
+/// The `K` of an ONNX `TopK` that the model computes at run time (a one-element Int tensor):
+/// read back to the host once, since the output's shape depends on it.
+///
+/// # Panics
+///
+/// Where the tensor does not hold exactly one element, or holds a negative value.
+pub fn top_k_count<const D: usize>(k: Tensor<D, Int>) -> usize {
+    let values = crate::tensor::support::read_int_bits(k)
+        .convert_dtype(burn::tensor::DType::I64)
+        .try_to_vec::<i64>()
+        .expect("an Int tensor converts to i64");
+    match values[..] {
+        [k] => usize::try_from(k)
+            .unwrap_or_else(|_| panic!("ONNX TopK: K = {k} is negative; K must be at least 0")),
+        _ => panic!(
+            "ONNX TopK: K must hold one element, got {} elements",
+            values.len()
+        ),
+    }
 }

@@ -11,6 +11,8 @@
 //! | [`bit_count`] | DirectML `ELEMENT_WISE_BIT_COUNT`: population count of each element's raw bits |
 //! | [`nonzero`] | DirectML `NONZERO_COORDINATES`: coordinates of the non-zero elements, on the device |
 //! | [`scatter_nd`] | DirectML `SCATTER_ND` plus ONNX reductions: safe indices, no lost updates |
+//! | [`sort`] | DirectML `TOP_K1` and a stable sort: a batched radix sort on the device |
+//! | [`tuples`] | index tuples from an index tensor and positions: ONNX's ScatterElements and batched GatherND |
 //!
 //! # Types the runtime cannot bind
 //!
@@ -28,6 +30,8 @@ pub mod copy;
 mod launch;
 pub mod nonzero;
 pub mod scatter_nd;
+pub mod sort;
 mod strided;
+pub mod tuples;
 
 pub use launch::{InputView, KernelError, StorageWidth};

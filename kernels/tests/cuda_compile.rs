@@ -33,6 +33,9 @@ use burn_dml_ops_kernels::scatter_nd::{
     OutOfRange, ReduceOp, ScatterNdData, ScatterNdIndices, ScatterNdLayout, ScatterReduction,
     ScatterStrategy, launch_gather_nd, launch_scatter_nd,
 };
+use burn_dml_ops_kernels::sort::{
+    SortInput, SortOrder, SortOutput, SortPlan, SortShape, launch_top_k,
+};
 use burn_dml_ops_kernels::{InputView, StorageWidth};
 use cubecl::ir::{ElemType, FloatKind, IntKind, UIntKind};
 use cubecl::prelude::*;
@@ -41,7 +44,7 @@ use common::{INTEGERS, WIDTHS};
 use cuda::{CapturedSource, Nvrtc, Resources, Types, sm90_properties};
 
 /// Every `#[cube(launch_unchecked)]` kernel function of the crate.
-const KERNELS: [&str; 41] = [
+const KERNELS: [&str; 47] = [
     "bit_count_kernel",
     "bit_count_words_kernel",
     "compress_gather_packed",
@@ -83,6 +86,12 @@ const KERNELS: [&str; 41] = [
     "scatter_nd_segment_lists_split",
     "scatter_nd_segment_starts",
     "scatter_nd_sort_runs",
+    "sort_count_digits",
+    "sort_gather_values",
+    "sort_keys",
+    "sort_scan_blocks",
+    "sort_scatter_digits",
+    "sort_write_indices",
 ];
 
 /// Every element type the CUDA runtime binds that the operators take.
@@ -331,6 +340,44 @@ fn launch_every_copy(client: &Client) {
     }
 }
 
+fn launch_every_sort(client: &Client) {
+    let elems = every_elem()
+        .into_iter()
+        .filter(|elem| *elem != ElemType::Bool);
+    for elem in elems {
+        for indices_elem in OUTPUT_INTS {
+            let plans = [SortPlan::for_client(client), SortPlan { planes: false }];
+            for (order, plan) in [SortOrder::Ascending, SortOrder::Descending]
+                .into_iter()
+                .zip(plans)
+            {
+                let shape = SortShape {
+                    outer: 3,
+                    axis_len: 200,
+                    inner: 5,
+                    k: 7,
+                };
+                let len = 3 * 200 * 5;
+                let _ = launch_top_k(
+                    client,
+                    &SortInput {
+                        values: client.empty(len * elem.size() + 16),
+                        elem,
+                    },
+                    &SortOutput {
+                        values: client.empty(len * elem.size() + 16),
+                        indices: client.empty(len * indices_elem.size() + 16),
+                        indices_elem,
+                    },
+                    shape,
+                    order,
+                    plan,
+                );
+            }
+        }
+    }
+}
+
 /// An operator: its name, what runs its launchers at every configuration, and the kernels it
 /// must build on an sm_90 device.
 type Operator = (&'static str, fn(&Client), &'static [&'static str]);
@@ -339,7 +386,7 @@ type Operator = (&'static str, fn(&Client), &'static [&'static str]);
 /// every kernel it has.
 fn every_kernel(client: &Client) -> BTreeMap<String, CapturedSource> {
     let mut sources = BTreeMap::new();
-    let launchers: [Operator; 5] = [
+    let launchers: [Operator; 6] = [
         (
             "nonzero",
             launch_every_nonzero,
@@ -398,6 +445,19 @@ fn every_kernel(client: &Client) -> BTreeMap<String, CapturedSource> {
             "bit_count",
             launch_every_bit_count,
             &["bit_count_kernel", "bit_count_words_kernel"],
+        ),
+        (
+            "sort",
+            launch_every_sort,
+            &[
+                "sort_keys",
+                "sort_count_digits",
+                "sort_scan_blocks",
+                "nonzero_scan_tiles",
+                "sort_scatter_digits",
+                "sort_gather_values",
+                "sort_write_indices",
+            ],
         ),
         (
             "copy",

@@ -117,6 +117,33 @@ pub mod dml {
     pub mod test_scatternd_multiply {
         include!(concat!(env!("OUT_DIR"), "/dml/test_scatternd_multiply.rs"));
     }
+    pub mod test_top_k {
+        include!(concat!(env!("OUT_DIR"), "/dml/test_top_k.rs"));
+    }
+    pub mod test_top_k_negative_axis {
+        include!(concat!(env!("OUT_DIR"), "/dml/test_top_k_negative_axis.rs"));
+    }
+    pub mod test_top_k_same_values {
+        include!(concat!(env!("OUT_DIR"), "/dml/test_top_k_same_values.rs"));
+    }
+    pub mod test_top_k_same_values_2d {
+        include!(concat!(
+            env!("OUT_DIR"),
+            "/dml/test_top_k_same_values_2d.rs"
+        ));
+    }
+    pub mod test_top_k_same_values_largest {
+        include!(concat!(
+            env!("OUT_DIR"),
+            "/dml/test_top_k_same_values_largest.rs"
+        ));
+    }
+    pub mod test_top_k_smallest {
+        include!(concat!(env!("OUT_DIR"), "/dml/test_top_k_smallest.rs"));
+    }
+    pub mod test_top_k_uint64 {
+        include!(concat!(env!("OUT_DIR"), "/dml/test_top_k_uint64.rs"));
+    }
     pub mod own_scatternd_duplicates_add {
         include!(concat!(
             env!("OUT_DIR"),
@@ -255,6 +282,54 @@ pub mod dml {
             "/dml/own_scatter_deprecated_opset10.rs"
         ));
     }
+    pub mod own_scatter_elements_constant_indices {
+        include!(concat!(
+            env!("OUT_DIR"),
+            "/dml/own_scatter_elements_constant_indices.rs"
+        ));
+    }
+    pub mod own_gathernd_batch_constant_indices {
+        include!(concat!(
+            env!("OUT_DIR"),
+            "/dml/own_gathernd_batch_constant_indices.rs"
+        ));
+    }
+    pub mod own_topk_ties_largest {
+        include!(concat!(env!("OUT_DIR"), "/dml/own_topk_ties_largest.rs"));
+    }
+    pub mod own_topk_ties_smallest {
+        include!(concat!(env!("OUT_DIR"), "/dml/own_topk_ties_smallest.rs"));
+    }
+    pub mod own_topk_nan_signed_zero_largest {
+        include!(concat!(
+            env!("OUT_DIR"),
+            "/dml/own_topk_nan_signed_zero_largest.rs"
+        ));
+    }
+    pub mod own_topk_nan_signed_zero_smallest {
+        include!(concat!(
+            env!("OUT_DIR"),
+            "/dml/own_topk_nan_signed_zero_smallest.rs"
+        ));
+    }
+    pub mod own_topk_int64_data {
+        include!(concat!(env!("OUT_DIR"), "/dml/own_topk_int64_data.rs"));
+    }
+    pub mod own_topk_k_equals_axis {
+        include!(concat!(env!("OUT_DIR"), "/dml/own_topk_k_equals_axis.rs"));
+    }
+    pub mod own_topk_runtime_k_made_on_device {
+        include!(concat!(
+            env!("OUT_DIR"),
+            "/dml/own_topk_runtime_k_made_on_device.rs"
+        ));
+    }
+    pub mod own_topk_opset1 {
+        include!(concat!(env!("OUT_DIR"), "/dml/own_topk_opset1.rs"));
+    }
+    pub mod own_topk_opset10 {
+        include!(concat!(env!("OUT_DIR"), "/dml/own_topk_opset10.rs"));
+    }
     pub mod bench_nonzero {
         include!(concat!(env!("OUT_DIR"), "/dml/bench_nonzero.rs"));
     }
@@ -362,6 +437,39 @@ pub mod builtin {
             env!("OUT_DIR"),
             "/builtin/test_scatternd_multiply.rs"
         ));
+    }
+    pub mod test_top_k {
+        include!(concat!(env!("OUT_DIR"), "/builtin/test_top_k.rs"));
+    }
+    pub mod test_top_k_negative_axis {
+        include!(concat!(
+            env!("OUT_DIR"),
+            "/builtin/test_top_k_negative_axis.rs"
+        ));
+    }
+    pub mod test_top_k_same_values {
+        include!(concat!(
+            env!("OUT_DIR"),
+            "/builtin/test_top_k_same_values.rs"
+        ));
+    }
+    pub mod test_top_k_same_values_2d {
+        include!(concat!(
+            env!("OUT_DIR"),
+            "/builtin/test_top_k_same_values_2d.rs"
+        ));
+    }
+    pub mod test_top_k_same_values_largest {
+        include!(concat!(
+            env!("OUT_DIR"),
+            "/builtin/test_top_k_same_values_largest.rs"
+        ));
+    }
+    pub mod test_top_k_smallest {
+        include!(concat!(env!("OUT_DIR"), "/builtin/test_top_k_smallest.rs"));
+    }
+    pub mod test_top_k_uint64 {
+        include!(concat!(env!("OUT_DIR"), "/builtin/test_top_k_uint64.rs"));
     }
     pub mod own_scatternd_duplicates_add {
         include!(concat!(
@@ -506,6 +614,63 @@ pub mod builtin {
             env!("OUT_DIR"),
             "/builtin/own_scatter_deprecated_opset10.rs"
         ));
+    }
+    pub mod own_scatter_elements_constant_indices {
+        include!(concat!(
+            env!("OUT_DIR"),
+            "/builtin/own_scatter_elements_constant_indices.rs"
+        ));
+    }
+    pub mod own_gathernd_batch_constant_indices {
+        include!(concat!(
+            env!("OUT_DIR"),
+            "/builtin/own_gathernd_batch_constant_indices.rs"
+        ));
+    }
+    pub mod own_topk_ties_largest {
+        include!(concat!(
+            env!("OUT_DIR"),
+            "/builtin/own_topk_ties_largest.rs"
+        ));
+    }
+    pub mod own_topk_ties_smallest {
+        include!(concat!(
+            env!("OUT_DIR"),
+            "/builtin/own_topk_ties_smallest.rs"
+        ));
+    }
+    pub mod own_topk_nan_signed_zero_largest {
+        include!(concat!(
+            env!("OUT_DIR"),
+            "/builtin/own_topk_nan_signed_zero_largest.rs"
+        ));
+    }
+    pub mod own_topk_nan_signed_zero_smallest {
+        include!(concat!(
+            env!("OUT_DIR"),
+            "/builtin/own_topk_nan_signed_zero_smallest.rs"
+        ));
+    }
+    pub mod own_topk_int64_data {
+        include!(concat!(env!("OUT_DIR"), "/builtin/own_topk_int64_data.rs"));
+    }
+    pub mod own_topk_k_equals_axis {
+        include!(concat!(
+            env!("OUT_DIR"),
+            "/builtin/own_topk_k_equals_axis.rs"
+        ));
+    }
+    pub mod own_topk_runtime_k_made_on_device {
+        include!(concat!(
+            env!("OUT_DIR"),
+            "/builtin/own_topk_runtime_k_made_on_device.rs"
+        ));
+    }
+    pub mod own_topk_opset1 {
+        include!(concat!(env!("OUT_DIR"), "/builtin/own_topk_opset1.rs"));
+    }
+    pub mod own_topk_opset10 {
+        include!(concat!(env!("OUT_DIR"), "/builtin/own_topk_opset10.rs"));
     }
     pub mod bench_nonzero {
         include!(concat!(env!("OUT_DIR"), "/builtin/bench_nonzero.rs"));
@@ -910,6 +1075,114 @@ fn builtin_test_scatternd_multiply(input: &Inputs) -> Vec<TensorData> {
     let model = builtin::test_scatternd_multiply::Model::from_file(weights, input.device());
     let output = model.forward(input.float::<3>(0), input.int::<2>(1), input.float::<3>(2));
     vec![output.into_data()]
+}
+
+fn dml_test_top_k(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(env!("OUT_DIR"), "/dml/test_top_k.bpk");
+    let model = dml::test_top_k::Model::from_file(weights, input.device());
+    let (o0, o1) = model.forward(input.float::<2>(0), input.int::<1>(1));
+    vec![o0.into_data(), o1.into_data()]
+}
+
+#[cfg(feature = "builtin")]
+fn builtin_test_top_k(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(env!("OUT_DIR"), "/builtin/test_top_k.bpk");
+    let model = builtin::test_top_k::Model::from_file(weights, input.device());
+    let (o0, o1) = model.forward(input.float::<2>(0), input.int::<1>(1));
+    vec![o0.into_data(), o1.into_data()]
+}
+
+fn dml_test_top_k_negative_axis(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(env!("OUT_DIR"), "/dml/test_top_k_negative_axis.bpk");
+    let model = dml::test_top_k_negative_axis::Model::from_file(weights, input.device());
+    let (o0, o1) = model.forward(input.float::<2>(0), input.int::<1>(1));
+    vec![o0.into_data(), o1.into_data()]
+}
+
+#[cfg(feature = "builtin")]
+fn builtin_test_top_k_negative_axis(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(env!("OUT_DIR"), "/builtin/test_top_k_negative_axis.bpk");
+    let model = builtin::test_top_k_negative_axis::Model::from_file(weights, input.device());
+    let (o0, o1) = model.forward(input.float::<2>(0), input.int::<1>(1));
+    vec![o0.into_data(), o1.into_data()]
+}
+
+fn dml_test_top_k_same_values(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(env!("OUT_DIR"), "/dml/test_top_k_same_values.bpk");
+    let model = dml::test_top_k_same_values::Model::from_file(weights, input.device());
+    let (o0, o1) = model.forward(input.int::<1>(0), input.int::<1>(1));
+    vec![o0.into_data(), o1.into_data()]
+}
+
+#[cfg(feature = "builtin")]
+fn builtin_test_top_k_same_values(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(env!("OUT_DIR"), "/builtin/test_top_k_same_values.bpk");
+    let model = builtin::test_top_k_same_values::Model::from_file(weights, input.device());
+    let (o0, o1) = model.forward(input.int::<1>(0), input.int::<1>(1));
+    vec![o0.into_data(), o1.into_data()]
+}
+
+fn dml_test_top_k_same_values_2d(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(env!("OUT_DIR"), "/dml/test_top_k_same_values_2d.bpk");
+    let model = dml::test_top_k_same_values_2d::Model::from_file(weights, input.device());
+    let (o0, o1) = model.forward(input.int::<2>(0), input.int::<1>(1));
+    vec![o0.into_data(), o1.into_data()]
+}
+
+#[cfg(feature = "builtin")]
+fn builtin_test_top_k_same_values_2d(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(env!("OUT_DIR"), "/builtin/test_top_k_same_values_2d.bpk");
+    let model = builtin::test_top_k_same_values_2d::Model::from_file(weights, input.device());
+    let (o0, o1) = model.forward(input.int::<2>(0), input.int::<1>(1));
+    vec![o0.into_data(), o1.into_data()]
+}
+
+fn dml_test_top_k_same_values_largest(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(env!("OUT_DIR"), "/dml/test_top_k_same_values_largest.bpk");
+    let model = dml::test_top_k_same_values_largest::Model::from_file(weights, input.device());
+    let (o0, o1) = model.forward(input.int::<1>(0), input.int::<1>(1));
+    vec![o0.into_data(), o1.into_data()]
+}
+
+#[cfg(feature = "builtin")]
+fn builtin_test_top_k_same_values_largest(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/builtin/test_top_k_same_values_largest.bpk"
+    );
+    let model = builtin::test_top_k_same_values_largest::Model::from_file(weights, input.device());
+    let (o0, o1) = model.forward(input.int::<1>(0), input.int::<1>(1));
+    vec![o0.into_data(), o1.into_data()]
+}
+
+fn dml_test_top_k_smallest(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(env!("OUT_DIR"), "/dml/test_top_k_smallest.bpk");
+    let model = dml::test_top_k_smallest::Model::from_file(weights, input.device());
+    let (o0, o1) = model.forward(input.float::<2>(0), input.int::<1>(1));
+    vec![o0.into_data(), o1.into_data()]
+}
+
+#[cfg(feature = "builtin")]
+fn builtin_test_top_k_smallest(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(env!("OUT_DIR"), "/builtin/test_top_k_smallest.bpk");
+    let model = builtin::test_top_k_smallest::Model::from_file(weights, input.device());
+    let (o0, o1) = model.forward(input.float::<2>(0), input.int::<1>(1));
+    vec![o0.into_data(), o1.into_data()]
+}
+
+fn dml_test_top_k_uint64(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(env!("OUT_DIR"), "/dml/test_top_k_uint64.bpk");
+    let model = dml::test_top_k_uint64::Model::from_file(weights, input.device());
+    let (o0, o1) = model.forward(input.int::<2>(0), input.int::<1>(1));
+    vec![o0.into_data(), o1.into_data()]
+}
+
+#[cfg(feature = "builtin")]
+fn builtin_test_top_k_uint64(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(env!("OUT_DIR"), "/builtin/test_top_k_uint64.bpk");
+    let model = builtin::test_top_k_uint64::Model::from_file(weights, input.device());
+    let (o0, o1) = model.forward(input.int::<2>(0), input.int::<1>(1));
+    vec![o0.into_data(), o1.into_data()]
 }
 
 fn dml_own_scatternd_duplicates_add(input: &Inputs) -> Vec<TensorData> {
@@ -1376,6 +1649,204 @@ fn builtin_own_scatter_deprecated_opset10(input: &Inputs) -> Vec<TensorData> {
     vec![output.into_data()]
 }
 
+fn dml_own_scatter_elements_constant_indices(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/dml/own_scatter_elements_constant_indices.bpk"
+    );
+    let model =
+        dml::own_scatter_elements_constant_indices::Model::from_file(weights, input.device());
+    let output = model.forward(input.float::<2>(0), input.float::<2>(1));
+    vec![output.into_data()]
+}
+
+#[cfg(feature = "builtin")]
+fn builtin_own_scatter_elements_constant_indices(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/builtin/own_scatter_elements_constant_indices.bpk"
+    );
+    let model =
+        builtin::own_scatter_elements_constant_indices::Model::from_file(weights, input.device());
+    let output = model.forward(input.float::<2>(0), input.float::<2>(1));
+    vec![output.into_data()]
+}
+
+fn dml_own_gathernd_batch_constant_indices(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/dml/own_gathernd_batch_constant_indices.bpk"
+    );
+    let model = dml::own_gathernd_batch_constant_indices::Model::from_file(weights, input.device());
+    let output = model.forward(input.float::<3>(0));
+    vec![output.into_data()]
+}
+
+#[cfg(feature = "builtin")]
+fn builtin_own_gathernd_batch_constant_indices(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/builtin/own_gathernd_batch_constant_indices.bpk"
+    );
+    let model =
+        builtin::own_gathernd_batch_constant_indices::Model::from_file(weights, input.device());
+    let output = model.forward(input.float::<3>(0));
+    vec![output.into_data()]
+}
+
+fn dml_own_topk_ties_largest(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(env!("OUT_DIR"), "/dml/own_topk_ties_largest.bpk");
+    let model = dml::own_topk_ties_largest::Model::from_file(weights, input.device());
+    let (o0, o1) = model.forward(input.float::<2>(0));
+    vec![o0.into_data(), o1.into_data()]
+}
+
+#[cfg(feature = "builtin")]
+fn builtin_own_topk_ties_largest(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(env!("OUT_DIR"), "/builtin/own_topk_ties_largest.bpk");
+    let model = builtin::own_topk_ties_largest::Model::from_file(weights, input.device());
+    let (o0, o1) = model.forward(input.float::<2>(0));
+    vec![o0.into_data(), o1.into_data()]
+}
+
+fn dml_own_topk_ties_smallest(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(env!("OUT_DIR"), "/dml/own_topk_ties_smallest.bpk");
+    let model = dml::own_topk_ties_smallest::Model::from_file(weights, input.device());
+    let (o0, o1) = model.forward(input.float::<2>(0));
+    vec![o0.into_data(), o1.into_data()]
+}
+
+#[cfg(feature = "builtin")]
+fn builtin_own_topk_ties_smallest(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(env!("OUT_DIR"), "/builtin/own_topk_ties_smallest.bpk");
+    let model = builtin::own_topk_ties_smallest::Model::from_file(weights, input.device());
+    let (o0, o1) = model.forward(input.float::<2>(0));
+    vec![o0.into_data(), o1.into_data()]
+}
+
+fn dml_own_topk_nan_signed_zero_largest(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(env!("OUT_DIR"), "/dml/own_topk_nan_signed_zero_largest.bpk");
+    let model = dml::own_topk_nan_signed_zero_largest::Model::from_file(weights, input.device());
+    let (o0, o1) = model.forward(input.float::<2>(0));
+    vec![o0.into_data(), o1.into_data()]
+}
+
+#[cfg(feature = "builtin")]
+fn builtin_own_topk_nan_signed_zero_largest(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/builtin/own_topk_nan_signed_zero_largest.bpk"
+    );
+    let model =
+        builtin::own_topk_nan_signed_zero_largest::Model::from_file(weights, input.device());
+    let (o0, o1) = model.forward(input.float::<2>(0));
+    vec![o0.into_data(), o1.into_data()]
+}
+
+fn dml_own_topk_nan_signed_zero_smallest(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/dml/own_topk_nan_signed_zero_smallest.bpk"
+    );
+    let model = dml::own_topk_nan_signed_zero_smallest::Model::from_file(weights, input.device());
+    let (o0, o1) = model.forward(input.float::<2>(0));
+    vec![o0.into_data(), o1.into_data()]
+}
+
+#[cfg(feature = "builtin")]
+fn builtin_own_topk_nan_signed_zero_smallest(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/builtin/own_topk_nan_signed_zero_smallest.bpk"
+    );
+    let model =
+        builtin::own_topk_nan_signed_zero_smallest::Model::from_file(weights, input.device());
+    let (o0, o1) = model.forward(input.float::<2>(0));
+    vec![o0.into_data(), o1.into_data()]
+}
+
+fn dml_own_topk_int64_data(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(env!("OUT_DIR"), "/dml/own_topk_int64_data.bpk");
+    let model = dml::own_topk_int64_data::Model::from_file(weights, input.device());
+    let (o0, o1) = model.forward(input.int::<2>(0));
+    vec![o0.into_data(), o1.into_data()]
+}
+
+#[cfg(feature = "builtin")]
+fn builtin_own_topk_int64_data(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(env!("OUT_DIR"), "/builtin/own_topk_int64_data.bpk");
+    let model = builtin::own_topk_int64_data::Model::from_file(weights, input.device());
+    let (o0, o1) = model.forward(input.int::<2>(0));
+    vec![o0.into_data(), o1.into_data()]
+}
+
+fn dml_own_topk_k_equals_axis(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(env!("OUT_DIR"), "/dml/own_topk_k_equals_axis.bpk");
+    let model = dml::own_topk_k_equals_axis::Model::from_file(weights, input.device());
+    let (o0, o1) = model.forward(input.float::<3>(0));
+    vec![o0.into_data(), o1.into_data()]
+}
+
+#[cfg(feature = "builtin")]
+fn builtin_own_topk_k_equals_axis(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(env!("OUT_DIR"), "/builtin/own_topk_k_equals_axis.bpk");
+    let model = builtin::own_topk_k_equals_axis::Model::from_file(weights, input.device());
+    let (o0, o1) = model.forward(input.float::<3>(0));
+    vec![o0.into_data(), o1.into_data()]
+}
+
+fn dml_own_topk_runtime_k_made_on_device(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/dml/own_topk_runtime_k_made_on_device.bpk"
+    );
+    let model = dml::own_topk_runtime_k_made_on_device::Model::from_file(weights, input.device());
+    let (o0, o1) = model.forward(input.float::<1>(0));
+    vec![o0.into_data(), o1.into_data()]
+}
+
+#[cfg(feature = "builtin")]
+fn builtin_own_topk_runtime_k_made_on_device(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/builtin/own_topk_runtime_k_made_on_device.bpk"
+    );
+    let model =
+        builtin::own_topk_runtime_k_made_on_device::Model::from_file(weights, input.device());
+    let (o0, o1) = model.forward(input.float::<1>(0));
+    vec![o0.into_data(), o1.into_data()]
+}
+
+fn dml_own_topk_opset1(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(env!("OUT_DIR"), "/dml/own_topk_opset1.bpk");
+    let model = dml::own_topk_opset1::Model::from_file(weights, input.device());
+    let (o0, o1) = model.forward(input.float::<2>(0));
+    vec![o0.into_data(), o1.into_data()]
+}
+
+#[cfg(feature = "builtin")]
+fn builtin_own_topk_opset1(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(env!("OUT_DIR"), "/builtin/own_topk_opset1.bpk");
+    let model = builtin::own_topk_opset1::Model::from_file(weights, input.device());
+    let (o0, o1) = model.forward(input.float::<2>(0));
+    vec![o0.into_data(), o1.into_data()]
+}
+
+fn dml_own_topk_opset10(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(env!("OUT_DIR"), "/dml/own_topk_opset10.bpk");
+    let model = dml::own_topk_opset10::Model::from_file(weights, input.device());
+    let (o0, o1) = model.forward(input.float::<2>(0));
+    vec![o0.into_data(), o1.into_data()]
+}
+
+#[cfg(feature = "builtin")]
+fn builtin_own_topk_opset10(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(env!("OUT_DIR"), "/builtin/own_topk_opset10.bpk");
+    let model = builtin::own_topk_opset10::Model::from_file(weights, input.device());
+    let (o0, o1) = model.forward(input.float::<2>(0));
+    vec![o0.into_data(), o1.into_data()]
+}
+
 /// Every case, with its runner for the model imported with the overrides.
 pub const CASES: &[Case] = &[
     Case {
@@ -1469,6 +1940,34 @@ pub const CASES: &[Case] = &[
     Case {
         name: "test_scatternd_multiply",
         run: dml_test_scatternd_multiply,
+    },
+    Case {
+        name: "test_top_k",
+        run: dml_test_top_k,
+    },
+    Case {
+        name: "test_top_k_negative_axis",
+        run: dml_test_top_k_negative_axis,
+    },
+    Case {
+        name: "test_top_k_same_values",
+        run: dml_test_top_k_same_values,
+    },
+    Case {
+        name: "test_top_k_same_values_2d",
+        run: dml_test_top_k_same_values_2d,
+    },
+    Case {
+        name: "test_top_k_same_values_largest",
+        run: dml_test_top_k_same_values_largest,
+    },
+    Case {
+        name: "test_top_k_smallest",
+        run: dml_test_top_k_smallest,
+    },
+    Case {
+        name: "test_top_k_uint64",
+        run: dml_test_top_k_uint64,
     },
     Case {
         name: "own_scatternd_duplicates_add",
@@ -1578,6 +2077,50 @@ pub const CASES: &[Case] = &[
         name: "own_scatter_deprecated_opset10",
         run: dml_own_scatter_deprecated_opset10,
     },
+    Case {
+        name: "own_scatter_elements_constant_indices",
+        run: dml_own_scatter_elements_constant_indices,
+    },
+    Case {
+        name: "own_gathernd_batch_constant_indices",
+        run: dml_own_gathernd_batch_constant_indices,
+    },
+    Case {
+        name: "own_topk_ties_largest",
+        run: dml_own_topk_ties_largest,
+    },
+    Case {
+        name: "own_topk_ties_smallest",
+        run: dml_own_topk_ties_smallest,
+    },
+    Case {
+        name: "own_topk_nan_signed_zero_largest",
+        run: dml_own_topk_nan_signed_zero_largest,
+    },
+    Case {
+        name: "own_topk_nan_signed_zero_smallest",
+        run: dml_own_topk_nan_signed_zero_smallest,
+    },
+    Case {
+        name: "own_topk_int64_data",
+        run: dml_own_topk_int64_data,
+    },
+    Case {
+        name: "own_topk_k_equals_axis",
+        run: dml_own_topk_k_equals_axis,
+    },
+    Case {
+        name: "own_topk_runtime_k_made_on_device",
+        run: dml_own_topk_runtime_k_made_on_device,
+    },
+    Case {
+        name: "own_topk_opset1",
+        run: dml_own_topk_opset1,
+    },
+    Case {
+        name: "own_topk_opset10",
+        run: dml_own_topk_opset10,
+    },
 ];
 
 /// The cases Burn can import alone, with their runners for those models.
@@ -1654,6 +2197,34 @@ pub const BUILTIN: &[Case] = &[
     Case {
         name: "test_scatternd_multiply",
         run: builtin_test_scatternd_multiply,
+    },
+    Case {
+        name: "test_top_k",
+        run: builtin_test_top_k,
+    },
+    Case {
+        name: "test_top_k_negative_axis",
+        run: builtin_test_top_k_negative_axis,
+    },
+    Case {
+        name: "test_top_k_same_values",
+        run: builtin_test_top_k_same_values,
+    },
+    Case {
+        name: "test_top_k_same_values_2d",
+        run: builtin_test_top_k_same_values_2d,
+    },
+    Case {
+        name: "test_top_k_same_values_largest",
+        run: builtin_test_top_k_same_values_largest,
+    },
+    Case {
+        name: "test_top_k_smallest",
+        run: builtin_test_top_k_smallest,
+    },
+    Case {
+        name: "test_top_k_uint64",
+        run: builtin_test_top_k_uint64,
     },
     Case {
         name: "own_scatternd_duplicates_add",
@@ -1754,5 +2325,49 @@ pub const BUILTIN: &[Case] = &[
     Case {
         name: "own_scatter_deprecated_opset10",
         run: builtin_own_scatter_deprecated_opset10,
+    },
+    Case {
+        name: "own_scatter_elements_constant_indices",
+        run: builtin_own_scatter_elements_constant_indices,
+    },
+    Case {
+        name: "own_gathernd_batch_constant_indices",
+        run: builtin_own_gathernd_batch_constant_indices,
+    },
+    Case {
+        name: "own_topk_ties_largest",
+        run: builtin_own_topk_ties_largest,
+    },
+    Case {
+        name: "own_topk_ties_smallest",
+        run: builtin_own_topk_ties_smallest,
+    },
+    Case {
+        name: "own_topk_nan_signed_zero_largest",
+        run: builtin_own_topk_nan_signed_zero_largest,
+    },
+    Case {
+        name: "own_topk_nan_signed_zero_smallest",
+        run: builtin_own_topk_nan_signed_zero_smallest,
+    },
+    Case {
+        name: "own_topk_int64_data",
+        run: builtin_own_topk_int64_data,
+    },
+    Case {
+        name: "own_topk_k_equals_axis",
+        run: builtin_own_topk_k_equals_axis,
+    },
+    Case {
+        name: "own_topk_runtime_k_made_on_device",
+        run: builtin_own_topk_runtime_k_made_on_device,
+    },
+    Case {
+        name: "own_topk_opset1",
+        run: builtin_own_topk_opset1,
+    },
+    Case {
+        name: "own_topk_opset10",
+        run: builtin_own_topk_opset10,
     },
 ];

@@ -207,6 +207,13 @@ fn tensor_data(json: &Value, path: &str) -> TensorData {
         ),
         "int64" => TensorData::new(values.iter().map(int).collect(), shape),
         "int32" => TensorData::new(values.iter().map(|v| int(v) as i32).collect(), shape),
+        "uint64" => TensorData::new(
+            values
+                .iter()
+                .map(|v| v.as_u64().expect("an unsigned value"))
+                .collect(),
+            shape,
+        ),
         "bool" => TensorData::new(
             values
                 .iter()

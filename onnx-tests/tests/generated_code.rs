@@ -4,23 +4,26 @@
 
 use burn_dml_ops_onnx_tests::{CASES, generated_source};
 
-/// Burn's built-in lowerings of ScatterND, ScatterElements, GatherND and NonZero, as burn-onnx
-/// 0.22 writes them.
-const BUILTIN: [&str; 5] = [
+/// Burn's built-in lowerings of ScatterND, ScatterElements, GatherND, NonZero and TopK, as
+/// burn-onnx 0.22 writes them.
+const BUILTIN: [&str; 7] = [
     ".argwhere()",
     ".scatter_nd(",
     ".gather_nd(",
     ".scatter(",
     "IndexingUpdateOp",
+    ".topk_with_indices(",
+    ".sort_with_indices(",
 ];
 
 /// The calls the overrides write, one per covered node type.
-const OURS: [&str; 5] = [
+const OURS: [&str; 6] = [
     "burn_dml_ops::onnx::scatter_nd(",
     "burn_dml_ops::onnx::scatter_elements(",
     "burn_dml_ops::onnx::gather_nd(",
     "burn_dml_ops::onnx::non_zero(",
     "burn_dml_ops::onnx::compress(",
+    "burn_dml_ops::onnx::top_k(",
 ];
 
 #[test]
@@ -62,8 +65,8 @@ fn burn_alone_lowers_the_same_models_onto_its_builtins() {
     }
 }
 
-/// How many ScatterND, ScatterElements, Scatter, GatherND, NonZero and Compress nodes the model
-/// holds: op types are length-prefixed strings in the protobuf, found here by their bytes.
+/// How many ScatterND, ScatterElements, Scatter, GatherND, NonZero, Compress and TopK nodes the
+/// model holds: op types are length-prefixed strings in the protobuf, found here by their bytes.
 fn covered_nodes(model: &[u8]) -> usize {
     [
         "ScatterND",
@@ -72,6 +75,7 @@ fn covered_nodes(model: &[u8]) -> usize {
         "GatherND",
         "NonZero",
         "Compress",
+        "TopK",
     ]
     .iter()
     .map(|op| {

@@ -118,6 +118,41 @@ fn test_scatternd_multiply() {
 }
 
 #[test]
+fn test_top_k() {
+    check_case("test_top_k");
+}
+
+#[test]
+fn test_top_k_negative_axis() {
+    check_case("test_top_k_negative_axis");
+}
+
+#[test]
+fn test_top_k_same_values() {
+    check_case("test_top_k_same_values");
+}
+
+#[test]
+fn test_top_k_same_values_2d() {
+    check_case("test_top_k_same_values_2d");
+}
+
+#[test]
+fn test_top_k_same_values_largest() {
+    check_case("test_top_k_same_values_largest");
+}
+
+#[test]
+fn test_top_k_smallest() {
+    check_case("test_top_k_smallest");
+}
+
+#[test]
+fn test_top_k_uint64() {
+    check_case("test_top_k_uint64");
+}
+
+#[test]
 fn own_scatternd_duplicates_add() {
     check_case("own_scatternd_duplicates_add");
 }
@@ -250,4 +285,59 @@ fn own_scatternd_opset11() {
 #[test]
 fn own_scatter_deprecated_opset10() {
     check_case("own_scatter_deprecated_opset10");
+}
+
+#[test]
+fn own_scatter_elements_constant_indices() {
+    check_case("own_scatter_elements_constant_indices");
+}
+
+#[test]
+fn own_gathernd_batch_constant_indices() {
+    check_case("own_gathernd_batch_constant_indices");
+}
+
+#[test]
+fn own_topk_ties_largest() {
+    check_case("own_topk_ties_largest");
+}
+
+#[test]
+fn own_topk_ties_smallest() {
+    check_case("own_topk_ties_smallest");
+}
+
+#[test]
+fn own_topk_nan_signed_zero_largest() {
+    check_case("own_topk_nan_signed_zero_largest");
+}
+
+#[test]
+fn own_topk_nan_signed_zero_smallest() {
+    check_case("own_topk_nan_signed_zero_smallest");
+}
+
+#[test]
+fn own_topk_int64_data() {
+    check_case("own_topk_int64_data");
+}
+
+#[test]
+fn own_topk_k_equals_axis() {
+    check_case("own_topk_k_equals_axis");
+}
+
+#[test]
+fn own_topk_runtime_k_made_on_device() {
+    check_case("own_topk_runtime_k_made_on_device");
+}
+
+#[test]
+fn own_topk_opset1() {
+    check_case("own_topk_opset1");
+}
+
+#[test]
+fn own_topk_opset10() {
+    check_case("own_topk_opset10");
 }

@@ -1,8 +1,8 @@
 //! Makes models imported with [burn-onnx](https://docs.rs/burn-onnx) 0.22 run ONNX's
-//! `ScatterND`, `ScatterElements` (and the deprecated `Scatter`), `GatherND`, `NonZero` and
-//! `Compress` on [burn-dml-ops](https://docs.rs/burn-dml-ops)' kernels instead of Burn's
-//! built-ins, which read `NonZero`'s input back to the host, check no index, reduce duplicates
-//! unreliably on GPUs, and cannot import `Compress`.
+//! `ScatterND`, `ScatterElements` (and the deprecated `Scatter`), `GatherND`, `NonZero`,
+//! `Compress` and `TopK` on [burn-dml-ops](https://docs.rs/burn-dml-ops)' kernels instead of
+//! Burn's built-ins, which read `NonZero`'s input back to the host, check no index, reduce
+//! duplicates unreliably on GPUs, cannot import `Compress`, and sort on the host.
 //!
 //! Use it from a build script, as a build-dependency beside `burn-onnx`; the crate that
 //! includes the generated code depends on `burn-dml-ops` (and what burn-onnx's code needs):
@@ -76,7 +76,7 @@ pub fn input<'a>(generator: &'a mut ModelGen, path: &str) -> &'a mut ModelGen {
 }
 
 /// Registers the overrides with the default [`Options`]: `ScatterND`, `ScatterElements`,
-/// `Scatter`, `GatherND` and `NonZero` nodes generate calls of burn-dml-ops' kernels, and
+/// `Scatter`, `GatherND`, `NonZero` and `TopK` nodes generate calls of burn-dml-ops' kernels, and
 /// `Compress` nodes routed by [`input`] get a hook of their own.
 ///
 /// # Panics
@@ -103,5 +103,6 @@ pub fn register_with(generator: &mut ModelGen, options: Options) -> &mut ModelGe
     generator
         .register_op_override(overrides::GatherNd { options })
         .register_op_override(overrides::NonZero)
+        .register_op_override(overrides::TopK)
         .register_custom_op(compress::Compress)
 }

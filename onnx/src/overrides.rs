@@ -3,11 +3,12 @@
 use burn_onnx::ext::proc_macro2::TokenStream;
 use burn_onnx::ext::quote::quote;
 use burn_onnx::ext::{
-    Argument, CodegenContext, Node, NodeType, OpOverride, ProcessError, arg_to_ident,
+    ArgType, Argument, CodegenContext, Node, NodeType, OpOverride, ProcessError, arg_to_ident,
 };
 use onnx_ir::gathernd::GatherNDNode;
 use onnx_ir::scatter_elements::{ScatterElementsNode, ScatterElementsReduction};
 use onnx_ir::scatter_nd::{ScatterNDNode, ScatterNDReduction};
+use onnx_ir::topk::{TopKInput, TopKNode};
 
 use crate::Options;
 use crate::codegen::{int_dtype, kind, out_of_bounds, tensor};
@@ -247,6 +248,70 @@ impl OpOverride for NonZero {
         let input = ctx.arg(&nonzero.inputs[0]);
         Ok(quote! {
             let #output = burn_dml_ops::onnx::non_zero(#input, #dtype);
+        })
+    }
+}
+
+/// `TopK`: `burn_dml_ops::onnx::top_k`, with `largest` and the axis; `sorted = 0` runs the same
+/// code, since sorted output satisfies it. A static `K` is a constant; a runtime one is read back
+/// once through `top_k_count` (the output's shape depends on it).
+pub(crate) struct TopK;
+
+impl OpOverride for TopK {
+    fn target(&self) -> NodeType {
+        NodeType::TopK
+    }
+
+    fn forward(
+        &self,
+        node: &Node,
+        ctx: &mut CodegenContext<'_, '_>,
+    ) -> Result<TokenStream, ProcessError> {
+        let Node::TopK(TopKNode {
+            name,
+            inputs,
+            outputs,
+            config,
+        }) = node
+        else {
+            return Err(unexpected(&NodeType::TopK, node));
+        };
+        let op = "TopK";
+        let input = tensor(op, name, "input", inputs.first())?;
+        if input.rank == 0 {
+            return Err(ProcessError::Custom(format!(
+                "TopK node '{name}': the input is a rank-0 tensor, which has no axis"
+            )));
+        }
+        tensor(op, name, "values", outputs.first())?;
+        let indices = tensor(op, name, "indices", outputs.get(1))?;
+        let dtype = int_dtype(op, name, indices.dtype)?;
+        let k = match &config.k {
+            TopKInput::Static(k) => quote! { #k },
+            TopKInput::Runtime(runtime) => {
+                let argument = &inputs[runtime.input_index];
+                match &argument.ty {
+                    ArgType::ScalarNative(_) => {
+                        let k = arg_to_ident(argument);
+                        quote! {
+                            usize::try_from(#k as i64).unwrap_or_else(|_| {
+                                panic!("ONNX TopK: K = {} is negative; K must be at least 0", #k)
+                            })
+                        }
+                    }
+                    _ => {
+                        let k = ctx.arg(argument);
+                        quote! { burn_dml_ops::onnx::top_k_count(#k) }
+                    }
+                }
+            }
+        };
+        let input = ctx.arg(&inputs[0]);
+        let (values, indices) = (arg_to_ident(&outputs[0]), arg_to_ident(&outputs[1]));
+        let (axis, largest) = (config.axis, config.largest);
+        Ok(quote! {
+            let (#values, #indices) =
+                burn_dml_ops::onnx::top_k(#input, #k, #axis, #largest, #dtype);
         })
     }
 }

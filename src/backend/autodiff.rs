@@ -5,7 +5,8 @@
 //! (each selected element's gradient back to its position, zero elsewhere). ScatterND on Float
 //! tensors records its backward pass for `Assign` and `Add`; `Mul`, `Min` and `Max` refuse
 //! tracked operands (the tensor extension trait turns that into a
-//! [`DmlOpsError`](crate::DmlOpsError) before it gets here).
+//! [`DmlOpsError`](crate::DmlOpsError) before it gets here). TopK on Float tensors records its
+//! backward pass (each value's gradient back to the position its index names).
 
 use burn::backend::Autodiff;
 use burn::backend::TensorMetadata;
@@ -14,11 +15,12 @@ use burn::backend::autodiff::checkpoint::strategy::CheckpointStrategy;
 use burn::backend::autodiff::grads::Gradients;
 use burn::backend::autodiff::ops::{Backward, Ops, OpsKind, binary, unary};
 use burn::backend::tensor::{BoolTensor, FloatTensor, IntTensor};
-use burn::tensor::{FloatDType, IntDType, Shape};
+use burn::tensor::{FloatDType, IndexingUpdateOp, IntDType, Shape};
 
 use crate::DmlOps;
 use crate::ops::leading_slices;
 use crate::scatter_nd_rules::{OutOfBounds, Reduction, not_differentiable};
+use crate::sort_rules::Order;
 
 impl<B: DmlOps, C: CheckpointStrategy> DmlOps for Autodiff<B, C> {
     fn int_bit_count(input: IntTensor<Self>, out_dtype: IntDType) -> IntTensor<Self> {
@@ -98,6 +100,47 @@ impl<B: DmlOps, C: CheckpointStrategy> DmlOps for Autodiff<B, C> {
         count_dtype: IntDType,
     ) -> (IntTensor<Self>, BoolTensor<Self>) {
         B::bool_compress(input, condition, axis, count_dtype)
+    }
+
+    fn int_index_tuples(
+        indices: IntTensor<Self>,
+        positions: Shape,
+        width: usize,
+        copy_start: usize,
+        copy_len: usize,
+    ) -> IntTensor<Self> {
+        B::int_index_tuples(indices, positions, width, copy_start, copy_len)
+    }
+
+    fn float_top_k(
+        input: FloatTensor<Self>,
+        axis: usize,
+        k: usize,
+        order: Order,
+        indices_dtype: IntDType,
+    ) -> (FloatTensor<Self>, IntTensor<Self>) {
+        let prep = TopKBackward
+            .prepare::<C>([input.node()])
+            .compute_bound()
+            .stateful();
+        let shape = input.primitive().shape();
+        let (values, indices) =
+            B::float_top_k(input.into_primitive(), axis, k, order, indices_dtype);
+        let values = match prep {
+            OpsKind::Tracked(prep) => prep.finish((indices.clone(), shape, axis), values),
+            OpsKind::UnTracked(prep) => prep.finish(values),
+        };
+        (values, indices)
+    }
+
+    fn int_top_k(
+        input: IntTensor<Self>,
+        axis: usize,
+        k: usize,
+        order: Order,
+        indices_dtype: IntDType,
+    ) -> (IntTensor<Self>, IntTensor<Self>) {
+        B::int_top_k(input, axis, k, order, indices_dtype)
     }
 
     fn float_nonzero_coordinates(
@@ -570,6 +613,30 @@ impl<B: DmlOps> Backward<B, 1> for LeadingSlicesBackward {
         unary::<B, _>(ops.parents, ops.node, grads, |grad| {
             let zeros = B::float_zeros(shape.clone(), &grad.device(), grad.dtype().into());
             B::float_slice_assign(zeros, &leading_slices(&shape, axis, count), grad)
+        });
+    }
+}
+
+/// The backward pass of TopK: each value's gradient goes back to the position its index
+/// names, every other position gets zero.
+#[derive(Debug)]
+struct TopKBackward;
+
+impl<B: DmlOps> Backward<B, 1> for TopKBackward {
+    /// The indices, the input's shape and the axis.
+    type State = (IntTensor<B>, Shape, usize);
+
+    fn backward(
+        self,
+        ops: Ops<Self::State, 1>,
+        grads: &mut Gradients,
+        _checkpointer: &mut Checkpointer,
+    ) {
+        let (indices, shape, axis) = ops.state;
+        unary::<B, _>(ops.parents, ops.node, grads, |grad| {
+            let zeros = B::float_zeros(shape, &grad.device(), grad.dtype().into());
+            // The positions of one sequence are distinct, so adding is assigning.
+            B::float_scatter(axis, zeros, indices, grad, IndexingUpdateOp::Add)
         });
     }
 }

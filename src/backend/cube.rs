@@ -22,6 +22,10 @@ use burn_dml_ops_kernels::scatter_nd::{
     ScatterReduction, deterministic_strategy, launch_gather_nd, launch_scatter_nd,
     scatter_strategy,
 };
+use burn_dml_ops_kernels::sort::{
+    SortInput, SortOrder, SortOutput, SortPlan, SortShape, launch_top_k,
+};
+use burn_dml_ops_kernels::tuples::launch_index_tuples;
 use burn_dml_ops_kernels::{InputView, KernelError, StorageWidth};
 use cubecl::features::TypeUsage;
 use cubecl::ir::ElemType;
@@ -30,6 +34,7 @@ use cubecl::zspace::striding::row_major_contiguous_strides;
 
 use crate::DmlOps;
 use crate::scatter_nd_rules::{OutOfBounds, Reduction, indexed_dims};
+use crate::sort_rules::Order;
 
 impl DmlOps for CubeBackend {
     fn int_bit_count(input: IntTensor<Self>, out_dtype: IntDType) -> IntTensor<Self> {
@@ -85,6 +90,51 @@ impl DmlOps for CubeBackend {
         count_dtype: IntDType,
     ) -> (IntTensor<Self>, BoolTensor<Self>) {
         compress(input, condition, axis, count_dtype)
+    }
+
+    fn int_index_tuples(
+        indices: IntTensor<Self>,
+        positions: Shape,
+        width: usize,
+        copy_start: usize,
+        copy_len: usize,
+    ) -> IntTensor<Self> {
+        let indices = contiguous_bits(indices, "index tuples");
+        let tuples = empty_output(
+            &indices,
+            Shape::new([positions.num_elements(), width]),
+            indices.dtype,
+        );
+        launch_index_tuples(
+            &indices.client,
+            indices.handle.clone(),
+            tuples.handle.clone(),
+            dtype_to_elem_type(indices.dtype),
+            &positions,
+            (width, copy_start, copy_len),
+        )
+        .unwrap_or_else(|err| launch_failed("index tuples", &indices.device, err));
+        tuples
+    }
+
+    fn float_top_k(
+        input: FloatTensor<Self>,
+        axis: usize,
+        k: usize,
+        order: Order,
+        indices_dtype: IntDType,
+    ) -> (FloatTensor<Self>, IntTensor<Self>) {
+        top_k(input, axis, k, order, indices_dtype)
+    }
+
+    fn int_top_k(
+        input: IntTensor<Self>,
+        axis: usize,
+        k: usize,
+        order: Order,
+        indices_dtype: IntDType,
+    ) -> (IntTensor<Self>, IntTensor<Self>) {
+        top_k(input, axis, k, order, indices_dtype)
     }
 
     fn float_nonzero_coordinates(
@@ -418,6 +468,49 @@ fn compress(
     )
     .unwrap_or_else(|err| launch_failed("Compress", &input.device, err));
     (count, values)
+}
+
+/// TopK along `axis` through `launch_top_k`: a batched radix sort of the raw bits' keys,
+/// reading and writing 32-bit words, so every dtype runs on every runtime. A view is made
+/// contiguous as bits first.
+fn top_k(
+    input: CubeTensor,
+    axis: usize,
+    k: usize,
+    order: Order,
+    indices_dtype: IntDType,
+) -> (CubeTensor, CubeTensor) {
+    let input = contiguous_bits(input, "TopK");
+    let shape = input.shape();
+    let mut out_shape = shape.clone();
+    out_shape[axis] = k;
+    let values = empty_output(&input, out_shape.clone(), input.dtype);
+    let indices = empty_output(&input, out_shape, DType::from(indices_dtype));
+    launch_top_k(
+        &input.client,
+        &SortInput {
+            values: input.handle.clone(),
+            elem: dtype_to_elem_type(input.dtype),
+        },
+        &SortOutput {
+            values: values.handle.clone(),
+            indices: indices.handle.clone(),
+            indices_elem: int_elem(indices_dtype),
+        },
+        SortShape {
+            outer: shape[..axis].iter().product(),
+            axis_len: shape[axis],
+            inner: shape[axis + 1..].iter().product(),
+            k,
+        },
+        match order {
+            Order::Ascending => SortOrder::Ascending,
+            Order::Descending => SortOrder::Descending,
+        },
+        SortPlan::for_client(&input.client),
+    )
+    .unwrap_or_else(|err| launch_failed("TopK", &input.device, err));
+    (values, indices)
 }
 
 /// The first `count` slices along `axis`, copied as raw bits (through 32-bit words where the

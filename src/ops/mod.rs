@@ -13,6 +13,7 @@ use burn::tensor::{IntDType, Shape, Slice, TensorData, read_sync};
 use crate::reference;
 
 use crate::scatter_nd_rules::{OutOfBounds, Reduction};
+use crate::sort_rules::Order;
 
 /// The crate's operators at the backend level, over Burn's tensor primitives.
 ///
@@ -173,6 +174,68 @@ pub trait DmlOps: Backend {
     ) -> BoolTensor<Self> {
         let slices = leading_slices(&tensor.shape(), axis, count);
         Self::bool_slice(tensor, &slices)
+    }
+
+    /// TopK of a Float tensor (DirectML's `TOP_K1`): along `axis`, the first `k` elements of
+    /// each sequence in `order` (`k` at most the axis's length), ties by increasing index, and
+    /// their positions along the axis in `indices_dtype` (which holds every position). Floats
+    /// follow a total order (`-0.0 == +0.0`, NaN equal to NaN and above `+inf`); the values are
+    /// the input's elements bit for bit. Both outputs have the input's shape with `k` along
+    /// `axis`; a stable sort is `k` equal to the axis's length.
+    #[fusion(meta = top_k_metadata)]
+    fn float_top_k(
+        input: FloatTensor<Self>,
+        axis: usize,
+        k: usize,
+        order: Order,
+        indices_dtype: IntDType,
+    ) -> (FloatTensor<Self>, IntTensor<Self>) {
+        let device = input.device();
+        let data = read_sync(Self::float_into_data(input)).expect("TopK: reading the input");
+        let (values, indices) = reference::top_k(&data, axis, k, order, indices_dtype);
+        (
+            Self::float_from_data(values, &device),
+            Self::int_from_data(indices, &device),
+        )
+    }
+
+    /// [`float_top_k`](Self::float_top_k) for Int tensors (numeric order in the dtype's own
+    /// signedness).
+    #[fusion(meta = top_k_metadata)]
+    fn int_top_k(
+        input: IntTensor<Self>,
+        axis: usize,
+        k: usize,
+        order: Order,
+        indices_dtype: IntDType,
+    ) -> (IntTensor<Self>, IntTensor<Self>) {
+        let device = input.device();
+        let data = read_sync(Self::int_into_data(input)).expect("TopK: reading the input");
+        let (values, indices) = reference::top_k(&data, axis, k, order, indices_dtype);
+        (
+            Self::int_from_data(values, &device),
+            Self::int_from_data(indices, &device),
+        )
+    }
+
+    /// Index tuples built on the device, in `indices`' dtype: a `[rows, width]` tensor, `rows`
+    /// the product of `positions`, whose column `c` of row `r` is element `r * copy_len + c -
+    /// copy_start` of `indices` (read flat) for `copy_start <= c < copy_start + copy_len`, else
+    /// coordinate `c` of position `r` in `positions`. ONNX's ScatterElements and batched
+    /// GatherND turn into ScatterND and GatherND of these; built as raw bits, they need no
+    /// arithmetic of the indices' dtype (int64 on OpenGL).
+    #[fusion(meta = index_tuples_metadata)]
+    fn int_index_tuples(
+        indices: IntTensor<Self>,
+        positions: Shape,
+        width: usize,
+        copy_start: usize,
+        copy_len: usize,
+    ) -> IntTensor<Self> {
+        let device = indices.device();
+        let data = read_sync(Self::int_into_data(indices)).expect("index tuples: reading");
+        let tuples = reference::index_tuples(&data, &positions, width, copy_start, copy_len);
+        Self::int_from_data(tuples, &device)
     }
 
     /// ScatterND on a Float tensor: a copy of `input` (in place when its buffer is not shared)
@@ -375,6 +438,41 @@ fn compress_metadata(
     (
         TensorSpec::new([1].into(), (*count_dtype).into()),
         TensorSpec::new(shape, input.dtype),
+    )
+}
+
+/// Output metadata of [`DmlOps::int_index_tuples`]: `[rows, width]` in the indices' dtype.
+#[cfg(all(feature = "fusion", feature = "cube"))]
+fn index_tuples_metadata(
+    indices: &burn::backend::fusion::custom::TensorSpec,
+    positions: &Shape,
+    width: &usize,
+    _copy_start: &usize,
+    _copy_len: &usize,
+) -> burn::backend::fusion::custom::TensorSpec {
+    let shape = Shape::new([positions.num_elements(), *width]);
+    burn::backend::fusion::custom::TensorSpec::new(shape, indices.dtype)
+}
+
+/// Output metadata of the TopK methods: the input's shape with `k` along `axis`, in the
+/// input's dtype and in `indices_dtype`.
+#[cfg(all(feature = "fusion", feature = "cube"))]
+fn top_k_metadata(
+    input: &burn::backend::fusion::custom::TensorSpec,
+    axis: &usize,
+    k: &usize,
+    _order: &Order,
+    indices_dtype: &IntDType,
+) -> (
+    burn::backend::fusion::custom::TensorSpec,
+    burn::backend::fusion::custom::TensorSpec,
+) {
+    use burn::backend::fusion::custom::TensorSpec;
+    let mut shape = input.shape.clone();
+    shape[*axis] = *k;
+    (
+        TensorSpec::new(shape.clone(), input.dtype),
+        TensorSpec::new(shape, (*indices_dtype).into()),
     )
 }
 

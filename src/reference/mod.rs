@@ -7,8 +7,12 @@ mod exact_product;
 mod exact_sum;
 mod nonzero;
 mod scatter_nd;
+mod sort;
+mod tuples;
 
 pub(crate) use bit_count::bit_count;
 pub(crate) use compress::compress;
 pub(crate) use nonzero::nonzero_coordinates;
 pub(crate) use scatter_nd::{gather_nd, scatter_nd};
+pub(crate) use sort::top_k;
+pub(crate) use tuples::index_tuples;

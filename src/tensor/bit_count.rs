@@ -21,11 +21,11 @@ const OPERATOR: &str = "BitCount";
 ///
 /// let device = Device::flex();
 /// let x = Tensor::<1, Int>::from_data([0, 1, -1, 255], &device);
-/// assert_eq!(x.clone().bit_count().to_data().to_vec::<i32>().unwrap(), vec![0, 1, 32, 8]);
+/// assert_eq!(x.clone().bit_count().to_data().try_to_vec::<i32>().unwrap(), vec![0, 1, 32, 8]);
 ///
 /// // A narrow output saves bandwidth.
 /// let narrow = x.bit_count_as(IntDType::U8).unwrap();
-/// assert_eq!(narrow.to_data().to_vec::<u8>().unwrap(), vec![0, 1, 32, 8]);
+/// assert_eq!(narrow.to_data().try_to_vec::<u8>().unwrap(), vec![0, 1, 32, 8]);
 /// ```
 pub trait BitCountExt<const D: usize> {
     /// Bit counts in the device's default Int dtype, same shape as `self`.

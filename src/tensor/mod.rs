@@ -5,9 +5,11 @@ mod bit_count;
 mod compress;
 mod nonzero;
 mod scatter_nd;
+mod sort;
 pub(crate) mod support;
 
 pub use bit_count::BitCountExt;
 pub use compress::{CompressExt, Compressed};
 pub use nonzero::{NonZeroCoordinates, NonZeroExt, NonZeroOptions};
 pub use scatter_nd::{OutOfBounds, Reduction, ScatterNdExt, ScatterNdOptions};
+pub use sort::{SortExt, SortOptions, Sorted};

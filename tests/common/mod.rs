@@ -266,3 +266,4 @@ pub fn scatter_options(
 pub mod compress;
 pub mod nonzero;
 pub mod scatter;
+pub mod sort;

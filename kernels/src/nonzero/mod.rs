@@ -48,5 +48,6 @@ pub use output_words::nonzero_output_words;
 pub use padding::nonzero_fill_padding;
 pub use plan::{CompactionPlan, CubeScan};
 pub use scan::nonzero_scan_tiles;
+pub(crate) use scan::{cube_inclusive_sum, scan_rank};
 pub use tile::TileShape;
 pub use write::nonzero_write_coordinates;

@@ -1,0 +1,166 @@
+//! TopK and the stable sort against what a Burn user has without them, on `Device::default()`.
+//!
+//! Rows: `x.sort_stable(-1, Descending)` of f32 and i32 values with indices (one long axis of
+//! 2^n, and `[4096, 1000]` rows), and `x.top_k(k, -1, Descending)` of `[32, 32000]`, against
+//! - `burn sort_with_indices`: Burn's `sort_with_indices`, a host round trip on a GPU;
+//! - `burn topk_with_indices`: Burn's `topk_with_indices` (top-k rows only), a kernel per `k`;
+//! - `copy`: `x.add_scalar(1.0)`, an elementwise pass over the same input (the memory's pace).
+//!
+//! Each measurement queues `QUEUED` calls between two syncs, each on its own input, keeping
+//! every output alive until the sync. The first input's result is checked against Burn's on the
+//! host before anything is timed. The tables give ms per call, GB/s (sort: the input read and the
+//! values and 4-byte indices written; copy: input plus output) and the ratios.
+//!
+//! `cargo bench --bench sort` measures 2^16 and 2^20 (lavapipe); `SORT_BENCH_SIZES=20,22,24`
+//! picks the long-axis sizes (log2) on a GPU.
+
+mod common;
+
+use burn::tensor::{Device, Float, Int, Tensor, TensorData};
+use burn_dml_ops::prelude::*;
+use criterion::Criterion;
+
+const GROUP: &str = "sort";
+const SORT_NAMES: [&str; 3] = ["sort_stable", "burn sort_with_indices", "copy"];
+const TOP_K_NAMES: [&str; 3] = ["top_k", "burn topk_with_indices", "copy"];
+/// Calls queued between two syncs, each on its own input.
+const QUEUED: usize = 8;
+
+/// `len` xorshift values from `seed`, in `0..1`.
+fn values(len: usize, seed: u64) -> Vec<f32> {
+    let mut state = 0x9E37_79B9_7F4A_7C15u64 ^ seed.wrapping_mul(0xD1B5_4A32_D192_ED03);
+    (0..len)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 40) as f32 / (1u64 << 24) as f32
+        })
+        .collect()
+}
+
+/// `QUEUED` Float inputs of `shape`.
+fn float_inputs(shape: [usize; 2], device: &Device) -> Vec<Tensor<2, Float>> {
+    (0..QUEUED as u64)
+        .map(|s| {
+            let data = TensorData::new(values(shape[0] * shape[1], s), shape);
+            Tensor::from_data(data, device)
+        })
+        .collect()
+}
+
+/// The same values scaled to integers, as Int inputs.
+fn int_inputs(shape: [usize; 2], device: &Device) -> Vec<Tensor<2, Int>> {
+    float_inputs(shape, device)
+        .into_iter()
+        .map(|x| x.mul_scalar(1_000_000.0).int())
+        .collect()
+}
+
+/// Checks the stable sort against Burn's (descending; the values are distinct enough that ties
+/// are rare, and the values must match wherever they fall).
+fn check_values<K>(ours: Tensor<2, K>, burn: Tensor<2, K>)
+where
+    K: burn::tensor::kind::Basic,
+{
+    let ours = ours
+        .into_data()
+        .convert::<f64>()
+        .try_to_vec::<f64>()
+        .unwrap();
+    let burn = burn
+        .into_data()
+        .convert::<f64>()
+        .try_to_vec::<f64>()
+        .unwrap();
+    assert!(ours == burn, "the sorted values differ from Burn's");
+}
+
+fn main() {
+    let device = Device::default();
+    let mut criterion = Criterion::default().configure_from_args();
+    let mut group = criterion.benchmark_group(GROUP);
+    common::configure(&mut group);
+    let mut sort_rows = Vec::new();
+    let mut top_k_rows = Vec::new();
+    let mut shapes: Vec<(String, [usize; 2])> = common::sizes("SORT_BENCH_SIZES", &[16, 20])
+        .into_iter()
+        .map(|log2| (format!("[1, 2^{log2}]"), [1, 1usize << log2]))
+        .collect();
+    shapes.push(("[4096, 1000]".into(), [4096, 1000]));
+    for (name, shape) in &shapes {
+        let len = shape[0] * shape[1];
+        let floats = float_inputs(*shape, &device);
+        let ints = int_inputs(*shape, &device);
+        let sorted = floats[0].clone().sort_stable(-1, Order::Descending);
+        check_values(sorted.values, floats[0].clone().sort_descending(1));
+        let sorted = ints[0].clone().sort_stable(-1, Order::Descending);
+        check_values(sorted.values, ints[0].clone().sort_descending(1));
+        for (dtype, parameter) in [
+            ("f32", format!("{name} f32")),
+            ("i32", format!("{name} i32")),
+        ] {
+            if dtype == "f32" {
+                let run = |x: &Tensor<2, Float>| x.clone().sort_stable(-1, Order::Descending);
+                common::bench(&mut group, &device, "sort_stable", &parameter, &floats, run);
+                let burn = |x: &Tensor<2, Float>| x.clone().sort_descending_with_indices(1);
+                common::bench(
+                    &mut group,
+                    &device,
+                    SORT_NAMES[1],
+                    &parameter,
+                    &floats,
+                    burn,
+                );
+                let copy = |x: &Tensor<2, Float>| x.clone().add_scalar(1.0);
+                common::bench(&mut group, &device, "copy", &parameter, &floats, copy);
+            } else {
+                let run = |x: &Tensor<2, Int>| x.clone().sort_stable(-1, Order::Descending);
+                common::bench(&mut group, &device, "sort_stable", &parameter, &ints, run);
+                let burn = |x: &Tensor<2, Int>| x.clone().sort_descending_with_indices(1);
+                common::bench(&mut group, &device, SORT_NAMES[1], &parameter, &ints, burn);
+                let copy = |x: &Tensor<2, Int>| x.clone().add_scalar(1);
+                common::bench(&mut group, &device, "copy", &parameter, &ints, copy);
+            }
+            let sort_bytes = (len * 4 * 3) as f64;
+            sort_rows.push((parameter, vec![sort_bytes, 0.0, (len * 8) as f64]));
+        }
+    }
+    let shape = [32, 32000];
+    let floats = float_inputs(shape, &device);
+    for k in [1usize, 10, 100, 1000] {
+        let parameter = format!("[32, 32000] k {k}");
+        let ours = floats[0].clone().top_k(k, -1, Order::Descending);
+        check_values(ours.values, floats[0].clone().topk(k, 1));
+        let run = |x: &Tensor<2, Float>| x.clone().top_k(k, -1, Order::Descending);
+        common::bench(&mut group, &device, "top_k", &parameter, &floats, run);
+        let burn = |x: &Tensor<2, Float>| x.clone().topk_with_indices(k, 1);
+        common::bench(
+            &mut group,
+            &device,
+            TOP_K_NAMES[1],
+            &parameter,
+            &floats,
+            burn,
+        );
+        let copy = |x: &Tensor<2, Float>| x.clone().add_scalar(1.0);
+        common::bench(&mut group, &device, "copy", &parameter, &floats, copy);
+        let len = (shape[0] * shape[1]) as f64;
+        let top_k_bytes = len * 4.0 + (shape[0] * k * 8) as f64;
+        top_k_rows.push((parameter, vec![top_k_bytes, 0.0, len * 8.0]));
+    }
+    group.finish();
+    criterion.final_summary();
+    common::print_throughput(
+        &format!("Stable sort with indices on {device:?}: time per call, {QUEUED} queued per sync"),
+        GROUP,
+        &SORT_NAMES,
+        &sort_rows,
+    );
+    common::print_throughput(
+        &format!("TopK with indices of [32, 32000] f32 on {device:?}"),
+        GROUP,
+        &TOP_K_NAMES,
+        &top_k_rows,
+    );
+}
