@@ -135,6 +135,27 @@ fn cases(device: &Device) -> Vec<(&'static str, Output, Output)> {
             ),
         ),
         (
+            "TopK (Float, Descending)",
+            Output::Floats(vec![1.0, 0.0, 0.5, -0.0]),
+            floats(
+                float_input
+                    .clone()
+                    .top_k(2, 1, Order::Descending)
+                    .values
+                    .into_data(),
+            ),
+        ),
+        (
+            "Stable sort (Int, indices)",
+            Output::Ints(vec![2, 0, 1, 3]),
+            ints(
+                int_tensor::<1>(TensorData::from([0i32, 7, -1, 255]), device)
+                    .sort_stable(0, Order::Ascending)
+                    .indices
+                    .into_data(),
+            ),
+        ),
+        (
             "ScatterND (Add, Int)",
             Output::Ints(vec![0, 8, 0, 0, 0, 0]),
             ints(

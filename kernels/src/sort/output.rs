@@ -84,7 +84,7 @@ pub fn sort_write_indices(
     }
     if comptime!(bits == 64) {
         let (p, _) = sorted_source(w / 2, positions, k, axis_len, inner);
-        output[w] = select(w % 2 == 0, p, 0u32);
+        output[w] = select(w % 2 == 1, 0u32, p);
     } else if comptime!(bits == 32) {
         let (p, _) = sorted_source(w, positions, k, axis_len, inner);
         output[w] = p;
