@@ -36,6 +36,7 @@ use burn_dml_ops_kernels::scatter_nd::{
 use burn_dml_ops_kernels::sort::{
     SortInput, SortOrder, SortOutput, SortPlan, SortShape, launch_top_k,
 };
+use burn_dml_ops_kernels::tuples::launch_index_tuples;
 use burn_dml_ops_kernels::{InputView, StorageWidth};
 use cubecl::ir::{ElemType, FloatKind, IntKind, UIntKind};
 use cubecl::prelude::*;
@@ -44,7 +45,7 @@ use common::{INTEGERS, WIDTHS};
 use cuda::{CapturedSource, Nvrtc, Resources, Types, sm90_properties};
 
 /// Every `#[cube(launch_unchecked)]` kernel function of the crate.
-const KERNELS: [&str; 47] = [
+const KERNELS: [&str; 48] = [
     "bit_count_kernel",
     "bit_count_words_kernel",
     "compress_gather_packed",
@@ -52,6 +53,7 @@ const KERNELS: [&str; 47] = [
     "contiguous_words_kernel",
     "copy_kernel",
     "copy_tail_word_kernel",
+    "index_tuples",
     "nonzero_fill_padding",
     "nonzero_output_words",
     "nonzero_scan_tiles",
@@ -378,6 +380,20 @@ fn launch_every_sort(client: &Client) {
     }
 }
 
+fn launch_every_tuples(client: &Client) {
+    for elem in index_elems() {
+        let len = 6 * 4 * 5;
+        let _ = launch_index_tuples(
+            client,
+            client.empty(len * elem.size() + 16),
+            client.empty(len * 4 * elem.size() + 16),
+            elem,
+            &[6, 4, 5],
+            (3, 1, 1),
+        );
+    }
+}
+
 /// An operator: its name, what runs its launchers at every configuration, and the kernels it
 /// must build on an sm_90 device.
 type Operator = (&'static str, fn(&Client), &'static [&'static str]);
@@ -386,7 +402,7 @@ type Operator = (&'static str, fn(&Client), &'static [&'static str]);
 /// every kernel it has.
 fn every_kernel(client: &Client) -> BTreeMap<String, CapturedSource> {
     let mut sources = BTreeMap::new();
-    let launchers: [Operator; 6] = [
+    let launchers: [Operator; 7] = [
         (
             "nonzero",
             launch_every_nonzero,
@@ -459,6 +475,7 @@ fn every_kernel(client: &Client) -> BTreeMap<String, CapturedSource> {
                 "sort_write_indices",
             ],
         ),
+        ("tuples", launch_every_tuples, &["index_tuples"]),
         (
             "copy",
             launch_every_copy,
