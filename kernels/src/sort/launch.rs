@@ -197,7 +197,7 @@ pub fn launch_top_k(
     sort.outputs(
         &input.values,
         output,
-        &sorted,
+        sorted,
         out_len,
         (k, inner),
         index_bits,
@@ -403,12 +403,12 @@ impl<'a> RadixSort<'a> {
         &self,
         input: &Handle,
         output: &SortOutput,
-        sorted: &usize,
+        sorted: usize,
         out_len: usize,
         (k, inner): (usize, usize),
         index_bits: u32,
     ) {
-        let positions = &self.positions[*sorted];
+        let positions = &self.positions[sorted];
         let input_words = words_of(self.len, self.format.bits);
         let value_words = words_of(out_len, self.format.bits);
         let index_words = words_of(out_len, index_bits);
