@@ -31,6 +31,7 @@ NODE_TEST_PREFIXES = (
     "test_nonzero_",
     "test_compress_",
     "test_top_k",
+    "test_nonmaxsuppression_",
 )
 F, I64, I32, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.INT32, TensorProto.BOOL
 
@@ -54,7 +55,7 @@ def node_tests():
         warnings.simplefilter("ignore")
         every = collect_testcases(None)
     cases = [c for c in every if c.name.startswith(NODE_TEST_PREFIXES)]
-    assert len(cases) == 30, f"expected 30 node tests, found {len(cases)}"
+    assert len(cases) == 40, f"expected 40 node tests, found {len(cases)}"
     for case in sorted(cases, key=lambda c: c.name):
         (inputs, outputs), = case.data_sets
         yield case.name, case.model, list(inputs), list(outputs)
@@ -457,6 +458,7 @@ def own_cases():
     yield own(proto, {"data": data})
 
     yield from top_k_cases(rng)
+    yield from nms_cases(rng)
 
 
 def top_k_cases(rng):
@@ -519,6 +521,106 @@ def top_k_cases(rng):
     yield own(proto, [rows], list(top_k_expected(rows, 2, 1, True)))
     proto = top_k_model("own_topk_opset10", F, 2, k=3, opset=10, axis=0)
     yield own(proto, [rows], list(top_k_expected(rows, 3, 0, True)))
+
+
+def clustered_boxes(rng, batches, n, objects):
+    """Detector-like corner boxes [batches, n, 4]: each one of `objects` boxes, jittered."""
+    out = np.empty((batches, n, 4), np.float32)
+    for b in range(batches):
+        y, x = rng.uniform(0, 600, objects), rng.uniform(0, 600, objects)
+        h, w = rng.uniform(20, 120, objects), rng.uniform(20, 120, objects)
+        pick = rng.integers(0, objects, n)
+        dy = (rng.random(n) - 0.5) * 0.2 * h[pick]
+        dx = (rng.random(n) - 0.5) * 0.2 * w[pick]
+        out[b, :, 0], out[b, :, 1] = y[pick] + dy, x[pick] + dx
+        out[b, :, 2], out[b, :, 3] = out[b, :, 0] + h[pick], out[b, :, 1] + w[pick]
+    return out
+
+
+def nms_cases(rng):
+    """NonMaxSuppression: two batches of three classes with a score threshold, identical boxes
+    with identical scores, one box per class, the centre format, the optional inputs as
+    constants and absent, opset 10, and a YOLO-sized graph whose scores a Sigmoid makes on the
+    device."""
+    def nms_model(name, constants=None, opset=18, inputs=5, **attributes):
+        names = ["boxes", "scores", "max_output_boxes_per_class", "iou_threshold",
+                 "score_threshold"][:inputs]
+        graph_inputs = [value("boxes", F, 3), value("scores", F, 3)]
+        initializers = []
+        for i, input_name in enumerate(names[2:], start=2):
+            elem = I64 if i == 2 else F
+            if constants is not None:
+                initializers.append(helper.make_tensor(input_name, elem, [1],
+                                                       [constants[i - 2]]))
+            else:
+                graph_inputs.append(value(input_name, elem, 1))
+        node = helper.make_node("NonMaxSuppression", names, ["selected"], **attributes)
+        return model(name, [node], graph_inputs, [value("selected", I64, 2)], opset=opset,
+                     initializers=initializers)
+
+    def fed(proto, arrays):
+        return own(proto, {i.name: a for i, a in zip(proto.graph.input, arrays)})
+
+    def limits(max_output, iou, score):
+        return [np.array([max_output], np.int64), np.array([iou], np.float32),
+                np.array([score], np.float32)]
+
+    boxes = clustered_boxes(rng, 2, 40, 6)
+    scores = rng.choice([0.9, 0.5, 0.3, 0.1], (2, 3, 40)).astype(np.float32)
+    scores += rng.random((2, 3, 40)).astype(np.float32) * (rng.random((2, 3, 40)) < 0.5)
+    proto = nms_model("own_nms_two_batches_three_classes_score_threshold")
+    yield fed(proto, [boxes, scores] + limits(10, 0.4, 0.35))
+
+    same = np.tile(np.array([[[0.0, 0.0, 1.0, 1.0]]], np.float32), (1, 8, 1))
+    proto = nms_model("own_nms_identical_boxes_and_scores")
+    yield fed(proto, [same, np.full((1, 2, 8), 0.7, np.float32)] + limits(8, 0.5, 0.0))
+
+    proto = nms_model("own_nms_one_per_class")
+    yield fed(proto, [boxes, scores] + limits(1, 0.5, 0.0))
+
+    centres = boxes.copy()
+    centres[..., 2:] = boxes[..., 2:] - boxes[..., :2]
+    centres[..., :2] = boxes[..., :2] + centres[..., 2:] / 2
+    proto = nms_model("own_nms_center_format", center_point_box=1)
+    yield fed(proto, [centres[..., [1, 0, 3, 2]], scores] + limits(5, 0.3, 0.2))
+
+    proto = nms_model("own_nms_constant_limits", constants=[4, 0.45, 0.25])
+    yield own(proto, {"boxes": boxes, "scores": scores})
+
+    # ONNX's default `max_output_boxes_per_class` is 0: nothing is selected. (The reference
+    # evaluator cannot run a node without its optional inputs.)
+    proto = nms_model("own_nms_absent_limits", inputs=2)
+    yield own(proto, [boxes, scores], [np.zeros((0, 3), np.int64)])
+
+    proto = nms_model("own_nms_opset10", opset=10, inputs=4)
+    yield fed(proto, [boxes, scores] + limits(3, 0.5, 0.0)[:2])
+
+    # YOLO-sized: 8,400 boxes, 80 classes. The logits are a MatMul of small dyadic numbers
+    # (exact in f32 on any device), and distinct ones lie far enough apart, and from the
+    # threshold's logit, that every runtime's Sigmoid orders and thresholds them alike.
+    n, classes = 8400, 80
+    yolo_boxes = np.round(clustered_boxes(rng, 1, n, 40) * 4) / 4  # shorter case files
+    embedding = rng.choice([-1.0, -0.5, 0.0, 0.5, 1.0], (1, classes, 8)).astype(np.float32)
+    features = (rng.integers(-8, 9, (1, 8, n)) / 8).astype(np.float32)
+    bias = helper.make_tensor("bias", F, [], [-2.0])
+    constants = [helper.make_tensor("max_output_boxes_per_class", I64, [1], [100]),
+                 helper.make_tensor("iou_threshold", F, [1], [0.45]),
+                 helper.make_tensor("score_threshold", F, [1], [0.25])]
+    proto = model(
+        "own_nms_yolo_sigmoid_made_on_device",
+        [
+            helper.make_node("MatMul", ["embedding", "features"], ["products"]),
+            helper.make_node("Add", ["products", "bias"], ["logits"]),
+            helper.make_node("Sigmoid", ["logits"], ["scores"]),
+            helper.make_node("NonMaxSuppression",
+                             ["boxes", "scores", "max_output_boxes_per_class", "iou_threshold",
+                              "score_threshold"], ["selected"]),
+        ],
+        [value("boxes", F, 3), value("embedding", F, 3), value("features", F, 3)],
+        [value("selected", I64, 2)],
+        initializers=[bias] + constants,
+    )
+    yield own(proto, {"boxes": yolo_boxes, "embedding": embedding, "features": features})
 
 
 def bench_models():
@@ -596,9 +698,9 @@ def rust_runner(module, name, proto):
     collected = ("vec![output.into_data()]" if outputs == 1 else
                  "vec![" + ", ".join(f"o{i}.into_data()" for i in range(outputs)) + "]")
     return (
-        f"fn {module}_{name}(input: &Inputs) -> Vec<TensorData> {{\n"
+        f"fn {module}_{name.lower()}(input: &Inputs) -> Vec<TensorData> {{\n"
         f"    let weights = concat!(env!(\"OUT_DIR\"), \"/{module}/{name}.bpk\");\n"
-        f"    let model = {module}::{name}::Model::from_file(weights, input.device());\n"
+        f"    let model = {module}::{name.lower()}::Model::from_file(weights, input.device());\n"
         f"    let {bindings} = model.forward({', '.join(args)});\n"
         f"    {collected}\n"
         f"}}\n"
@@ -650,7 +752,7 @@ def write_all(out, cases):
         source.append(f"pub mod {module} {{\n")
         for name in members:
             source.append(
-                f"    pub mod {name} {{\n"
+                f"    pub mod {name.lower()} {{\n"
                 f"        include!(concat!(env!(\"OUT_DIR\"), \"/{module}/{name}.rs\"));\n"
                 f"    }}\n"
             )
@@ -663,14 +765,14 @@ def write_all(out, cases):
     source.append("\n/// Every case, with its runner for the model imported with the overrides.\n")
     source.append("pub const CASES: &[Case] = &[\n")
     for name in names:
-        source.append(f"    Case {{ name: \"{name}\", run: dml_{name} }},\n")
+        source.append(f"    Case {{ name: \"{name}\", run: dml_{name.lower()} }},\n")
     source.append("];\n")
     source.append("\n/// The cases Burn can import alone, with their runners for those models.\n")
     source.append("#[cfg(feature = \"builtin\")]\n")
     source.append("pub const BUILTIN: &[Case] = &[\n")
     for name in names:
         if "compress" not in name:
-            source.append(f"    Case {{ name: \"{name}\", run: builtin_{name} }},\n")
+            source.append(f"    Case {{ name: \"{name}\", run: builtin_{name.lower()} }},\n")
     source.append("];\n")
     out[HERE / "src" / "cases.rs"] = rustfmt("".join(source))
     tests = [
@@ -678,7 +780,7 @@ def write_all(out, cases):
         "\nuse burn_dml_ops_onnx_tests::check_case;\n",
     ]
     for name in names:
-        tests.append(f"\n#[test]\nfn {name}() {{\n    check_case(\"{name}\");\n}}\n")
+        tests.append(f"\n#[test]\nfn {name.lower()}() {{\n    check_case(\"{name}\");\n}}\n")
     out[HERE / "tests" / "imported.rs"] = rustfmt("".join(tests))
 
 

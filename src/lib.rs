@@ -1,4 +1,5 @@
-//! DirectML's **BitCount**, **NonZeroCoordinates** and **ScatterND** operators for
+//! DirectML's **BitCount**, **NonZeroCoordinates**, **ScatterND** and **TopK** operators, and
+//! ONNX's **NonMaxSuppression**, for
 //! [Burn](https://burn.dev), as CubeCL kernels on Burn's GPU runtimes and as a plain-Rust
 //! reference on its Flex CPU backend.
 //!
@@ -38,6 +39,7 @@
 mod backend;
 mod error;
 mod host;
+mod nms_rules;
 pub mod onnx;
 mod ops;
 mod reference;
@@ -46,19 +48,23 @@ mod sort_rules;
 mod tensor;
 
 pub use error::DmlOpsError;
+pub use nms_rules::BoxFormat;
 pub use ops::DmlOps;
 pub use sort_rules::Order;
 pub use tensor::{
-    BitCountExt, CompressExt, Compressed, NonZeroCoordinates, NonZeroExt, NonZeroOptions,
-    OutOfBounds, Reduction, ScatterNdExt, ScatterNdOptions, SortExt, SortOptions, Sorted,
+    BitCountExt, CompressExt, Compressed, NmsExt, NmsOptions, NonZeroCoordinates, NonZeroExt,
+    NonZeroOptions, OutOfBounds, Reduction, ScatterNdExt, ScatterNdOptions, Selected, SortExt,
+    SortOptions, Sorted,
 };
 
 /// Everything model code needs: `use burn_dml_ops::prelude::*;`.
 pub mod prelude {
     pub use crate::error::DmlOpsError;
+    pub use crate::nms_rules::BoxFormat;
     pub use crate::sort_rules::Order;
     pub use crate::tensor::{
-        BitCountExt, CompressExt, Compressed, NonZeroCoordinates, NonZeroExt, NonZeroOptions,
-        OutOfBounds, Reduction, ScatterNdExt, ScatterNdOptions, SortExt, SortOptions, Sorted,
+        BitCountExt, CompressExt, Compressed, NmsExt, NmsOptions, NonZeroCoordinates, NonZeroExt,
+        NonZeroOptions, OutOfBounds, Reduction, ScatterNdExt, ScatterNdOptions, Selected, SortExt,
+        SortOptions, Sorted,
     };
 }

@@ -1,6 +1,6 @@
-//! ONNX's `ScatterND`, `ScatterElements`, `GatherND`, `NonZero`, `Compress` and `TopK` on this crate's
-//! kernels, with ONNX's semantics: what models imported with the `burn-dml-ops-onnx` build
-//! helper call. Model code can call them too.
+//! ONNX's `ScatterND`, `ScatterElements`, `GatherND`, `NonZero`, `Compress`, `TopK` and
+//! `NonMaxSuppression` on this crate's kernels, with ONNX's semantics: what models imported with
+//! the `burn-dml-ops-onnx` build helper call. Model code can call them too.
 //!
 //! Each function panics, with the [`DmlOpsError`](crate::DmlOpsError)'s message and the
 //! operator's name, where ONNX Runtime returns an error for a shape or dtype (a generated
@@ -8,8 +8,9 @@
 //! negative indices wrap is dropped ([`OutOfBounds::Skip`], the default of the build helper;
 //! ONNX Runtime returns an error instead), clamped, or an error, as the options say; a skipped
 //! `GatherND` row is zeros. Nothing reads back to the host except `NonZero` and `Compress`,
-//! whose output sizes depend on the data (they read a 4-byte count once), and [`top_k_count`],
-//! which reads a `K` the model computes at run time.
+//! whose output sizes depend on the data (they read a 4-byte count once), `NonMaxSuppression`
+//! (the same), and [`top_k_count`], [`int_scalar`] and [`float_scalar`], which read a scalar
+//! input the model computes at run time.
 //!
 //! ```
 //! use burn::tensor::{Device, Int, Tensor};
@@ -31,8 +32,8 @@ use burn::tensor::{Bool, Int, IntDType, Shape, Tensor};
 
 use crate::tensor::support::can_compute;
 use crate::{
-    CompressExt, Compressed, DmlOps, NonZeroExt, NonZeroOptions, Order, OutOfBounds, ScatterNdExt,
-    ScatterNdOptions, SortExt, SortOptions,
+    BoxFormat, CompressExt, Compressed, DmlOps, NmsExt, NmsOptions, NonZeroExt, NonZeroOptions,
+    Order, OutOfBounds, ScatterNdExt, ScatterNdOptions, SortExt, SortOptions,
 };
 
 /// ONNX `ScatterND` (opsets 11 to 18): [`ScatterNdExt::try_scatter_nd`] with `options`, whose
@@ -329,6 +330,89 @@ pub fn top_k_count<const D: usize>(k: Tensor<D, Int>) -> usize {
             .unwrap_or_else(|_| panic!("ONNX TopK: K = {k} is negative; K must be at least 0")),
         _ => panic!(
             "ONNX TopK: K must hold one element, got {} elements",
+            values.len()
+        ),
+    }
+}
+
+/// ONNX `NonMaxSuppression` (opsets 10 and 11): [`NmsExt::non_max_suppression`] with ONNX's
+/// inputs, as `[num_selected, 3]` rows `(batch, class, box)`, in `dtype` where the device
+/// computes with it (ONNX says int64) and in the device's default Int dtype where it does not
+/// (wgpu's OpenGL backend). `max_output_boxes_per_class` of 0 or less selects nothing (ONNX's
+/// default when the input is absent), as does a NaN score threshold. Reads the 4-byte count
+/// back once to size the output; nothing else leaves the device.
+///
+/// # Panics
+///
+/// Where `non_max_suppression` returns an error (shapes that do not match, an IoU threshold
+/// outside `0..=1`, which ONNX Runtime refuses too), with its message.
+pub fn non_max_suppression(
+    boxes: Tensor<3>,
+    scores: Tensor<3>,
+    max_output_boxes_per_class: i64,
+    iou_threshold: f32,
+    score_threshold: Option<f32>,
+    center_point_box: bool,
+    dtype: IntDType,
+) -> Tensor<2, Int> {
+    let device = boxes.device();
+    let options = NmsOptions {
+        iou_threshold,
+        score_threshold,
+        max_per_class: Some(usize::try_from(max_output_boxes_per_class).unwrap_or(0)),
+        box_format: if center_point_box {
+            BoxFormat::Center
+        } else {
+            BoxFormat::Corners
+        },
+        indices_dtype: Some(if can_compute(&device, dtype.into()) {
+            dtype
+        } else {
+            device.settings().int_dtype
+        }),
+    };
+    boxes
+        .non_max_suppression(scores, options)
+        .unwrap_or_else(|err| panic!("ONNX NonMaxSuppression: {err}"))
+        .into_exact()
+}
+
+/// An optional scalar input of an ONNX node that the model feeds or computes at run time (a
+/// one-element Int tensor, such as NonMaxSuppression's `max_output_boxes_per_class`): read back
+/// to the host once.
+///
+/// # Panics
+///
+/// Where the tensor does not hold exactly one element.
+pub fn int_scalar<const D: usize>(value: Tensor<D, Int>) -> i64 {
+    let values = crate::tensor::support::read_int_bits(value)
+        .convert_dtype(burn::tensor::DType::I64)
+        .try_to_vec::<i64>()
+        .expect("an Int tensor converts to i64");
+    match values[..] {
+        [value] => value,
+        _ => panic!(
+            "ONNX: a scalar input must hold one element, got {} elements",
+            values.len()
+        ),
+    }
+}
+
+/// [`int_scalar`] for a Float input (NonMaxSuppression's thresholds), as `f32`.
+///
+/// # Panics
+///
+/// Where the tensor does not hold exactly one element.
+pub fn float_scalar<const D: usize>(value: Tensor<D>) -> f32 {
+    let values = value
+        .into_data()
+        .convert::<f32>()
+        .try_to_vec::<f32>()
+        .expect("a Float tensor converts to f32");
+    match values[..] {
+        [value] => value,
+        _ => panic!(
+            "ONNX: a scalar input must hold one element, got {} elements",
             values.len()
         ),
     }

@@ -9,6 +9,7 @@
 //! | [`compress`] | ONNX `Compress` and `x[mask]`: the selected slices or elements, then zeros, on the device |
 //! | [`copy`] | plain copies of bits: a buffer's (ScatterND's out-of-place path, the benchmarks' floor), a strided view's into a contiguous buffer through 32-bit words |
 //! | [`bit_count`] | DirectML `ELEMENT_WISE_BIT_COUNT`: population count of each element's raw bits |
+//! | [`nms`] | ONNX `NonMaxSuppression`: batched over batches and classes, a fixed-size result and a device count |
 //! | [`nonzero`] | DirectML `NONZERO_COORDINATES`: coordinates of the non-zero elements, on the device |
 //! | [`scatter_nd`] | DirectML `SCATTER_ND` plus ONNX reductions: safe indices, no lost updates |
 //! | [`sort`] | DirectML `TOP_K1` and a stable sort: a batched radix sort on the device |
@@ -28,6 +29,7 @@ pub mod capture;
 pub mod compress;
 pub mod copy;
 mod launch;
+pub mod nms;
 pub mod nonzero;
 pub mod scatter_nd;
 pub mod sort;

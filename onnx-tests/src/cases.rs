@@ -45,6 +45,66 @@ pub mod dml {
             "/dml/test_gathernd_example_int32_batch_dim1.rs"
         ));
     }
+    pub mod test_nonmaxsuppression_center_point_box_format {
+        include!(concat!(
+            env!("OUT_DIR"),
+            "/dml/test_nonmaxsuppression_center_point_box_format.rs"
+        ));
+    }
+    pub mod test_nonmaxsuppression_flipped_coordinates {
+        include!(concat!(
+            env!("OUT_DIR"),
+            "/dml/test_nonmaxsuppression_flipped_coordinates.rs"
+        ));
+    }
+    pub mod test_nonmaxsuppression_identical_boxes {
+        include!(concat!(
+            env!("OUT_DIR"),
+            "/dml/test_nonmaxsuppression_identical_boxes.rs"
+        ));
+    }
+    pub mod test_nonmaxsuppression_iou_threshold_boundary {
+        include!(concat!(
+            env!("OUT_DIR"),
+            "/dml/test_nonmaxsuppression_iou_threshold_boundary.rs"
+        ));
+    }
+    pub mod test_nonmaxsuppression_limit_output_size {
+        include!(concat!(
+            env!("OUT_DIR"),
+            "/dml/test_nonmaxsuppression_limit_output_size.rs"
+        ));
+    }
+    pub mod test_nonmaxsuppression_single_box {
+        include!(concat!(
+            env!("OUT_DIR"),
+            "/dml/test_nonmaxsuppression_single_box.rs"
+        ));
+    }
+    pub mod test_nonmaxsuppression_suppress_by_iou {
+        include!(concat!(
+            env!("OUT_DIR"),
+            "/dml/test_nonmaxsuppression_suppress_by_IOU.rs"
+        ));
+    }
+    pub mod test_nonmaxsuppression_suppress_by_iou_and_scores {
+        include!(concat!(
+            env!("OUT_DIR"),
+            "/dml/test_nonmaxsuppression_suppress_by_IOU_and_scores.rs"
+        ));
+    }
+    pub mod test_nonmaxsuppression_two_batches {
+        include!(concat!(
+            env!("OUT_DIR"),
+            "/dml/test_nonmaxsuppression_two_batches.rs"
+        ));
+    }
+    pub mod test_nonmaxsuppression_two_classes {
+        include!(concat!(
+            env!("OUT_DIR"),
+            "/dml/test_nonmaxsuppression_two_classes.rs"
+        ));
+    }
     pub mod test_nonzero_example {
         include!(concat!(env!("OUT_DIR"), "/dml/test_nonzero_example.rs"));
     }
@@ -330,6 +390,39 @@ pub mod dml {
     pub mod own_topk_opset10 {
         include!(concat!(env!("OUT_DIR"), "/dml/own_topk_opset10.rs"));
     }
+    pub mod own_nms_two_batches_three_classes_score_threshold {
+        include!(concat!(
+            env!("OUT_DIR"),
+            "/dml/own_nms_two_batches_three_classes_score_threshold.rs"
+        ));
+    }
+    pub mod own_nms_identical_boxes_and_scores {
+        include!(concat!(
+            env!("OUT_DIR"),
+            "/dml/own_nms_identical_boxes_and_scores.rs"
+        ));
+    }
+    pub mod own_nms_one_per_class {
+        include!(concat!(env!("OUT_DIR"), "/dml/own_nms_one_per_class.rs"));
+    }
+    pub mod own_nms_center_format {
+        include!(concat!(env!("OUT_DIR"), "/dml/own_nms_center_format.rs"));
+    }
+    pub mod own_nms_constant_limits {
+        include!(concat!(env!("OUT_DIR"), "/dml/own_nms_constant_limits.rs"));
+    }
+    pub mod own_nms_absent_limits {
+        include!(concat!(env!("OUT_DIR"), "/dml/own_nms_absent_limits.rs"));
+    }
+    pub mod own_nms_opset10 {
+        include!(concat!(env!("OUT_DIR"), "/dml/own_nms_opset10.rs"));
+    }
+    pub mod own_nms_yolo_sigmoid_made_on_device {
+        include!(concat!(
+            env!("OUT_DIR"),
+            "/dml/own_nms_yolo_sigmoid_made_on_device.rs"
+        ));
+    }
     pub mod bench_nonzero {
         include!(concat!(env!("OUT_DIR"), "/dml/bench_nonzero.rs"));
     }
@@ -361,6 +454,66 @@ pub mod builtin {
         include!(concat!(
             env!("OUT_DIR"),
             "/builtin/test_gathernd_example_int32_batch_dim1.rs"
+        ));
+    }
+    pub mod test_nonmaxsuppression_center_point_box_format {
+        include!(concat!(
+            env!("OUT_DIR"),
+            "/builtin/test_nonmaxsuppression_center_point_box_format.rs"
+        ));
+    }
+    pub mod test_nonmaxsuppression_flipped_coordinates {
+        include!(concat!(
+            env!("OUT_DIR"),
+            "/builtin/test_nonmaxsuppression_flipped_coordinates.rs"
+        ));
+    }
+    pub mod test_nonmaxsuppression_identical_boxes {
+        include!(concat!(
+            env!("OUT_DIR"),
+            "/builtin/test_nonmaxsuppression_identical_boxes.rs"
+        ));
+    }
+    pub mod test_nonmaxsuppression_iou_threshold_boundary {
+        include!(concat!(
+            env!("OUT_DIR"),
+            "/builtin/test_nonmaxsuppression_iou_threshold_boundary.rs"
+        ));
+    }
+    pub mod test_nonmaxsuppression_limit_output_size {
+        include!(concat!(
+            env!("OUT_DIR"),
+            "/builtin/test_nonmaxsuppression_limit_output_size.rs"
+        ));
+    }
+    pub mod test_nonmaxsuppression_single_box {
+        include!(concat!(
+            env!("OUT_DIR"),
+            "/builtin/test_nonmaxsuppression_single_box.rs"
+        ));
+    }
+    pub mod test_nonmaxsuppression_suppress_by_iou {
+        include!(concat!(
+            env!("OUT_DIR"),
+            "/builtin/test_nonmaxsuppression_suppress_by_IOU.rs"
+        ));
+    }
+    pub mod test_nonmaxsuppression_suppress_by_iou_and_scores {
+        include!(concat!(
+            env!("OUT_DIR"),
+            "/builtin/test_nonmaxsuppression_suppress_by_IOU_and_scores.rs"
+        ));
+    }
+    pub mod test_nonmaxsuppression_two_batches {
+        include!(concat!(
+            env!("OUT_DIR"),
+            "/builtin/test_nonmaxsuppression_two_batches.rs"
+        ));
+    }
+    pub mod test_nonmaxsuppression_two_classes {
+        include!(concat!(
+            env!("OUT_DIR"),
+            "/builtin/test_nonmaxsuppression_two_classes.rs"
         ));
     }
     pub mod test_nonzero_example {
@@ -672,6 +825,51 @@ pub mod builtin {
     pub mod own_topk_opset10 {
         include!(concat!(env!("OUT_DIR"), "/builtin/own_topk_opset10.rs"));
     }
+    pub mod own_nms_two_batches_three_classes_score_threshold {
+        include!(concat!(
+            env!("OUT_DIR"),
+            "/builtin/own_nms_two_batches_three_classes_score_threshold.rs"
+        ));
+    }
+    pub mod own_nms_identical_boxes_and_scores {
+        include!(concat!(
+            env!("OUT_DIR"),
+            "/builtin/own_nms_identical_boxes_and_scores.rs"
+        ));
+    }
+    pub mod own_nms_one_per_class {
+        include!(concat!(
+            env!("OUT_DIR"),
+            "/builtin/own_nms_one_per_class.rs"
+        ));
+    }
+    pub mod own_nms_center_format {
+        include!(concat!(
+            env!("OUT_DIR"),
+            "/builtin/own_nms_center_format.rs"
+        ));
+    }
+    pub mod own_nms_constant_limits {
+        include!(concat!(
+            env!("OUT_DIR"),
+            "/builtin/own_nms_constant_limits.rs"
+        ));
+    }
+    pub mod own_nms_absent_limits {
+        include!(concat!(
+            env!("OUT_DIR"),
+            "/builtin/own_nms_absent_limits.rs"
+        ));
+    }
+    pub mod own_nms_opset10 {
+        include!(concat!(env!("OUT_DIR"), "/builtin/own_nms_opset10.rs"));
+    }
+    pub mod own_nms_yolo_sigmoid_made_on_device {
+        include!(concat!(
+            env!("OUT_DIR"),
+            "/builtin/own_nms_yolo_sigmoid_made_on_device.rs"
+        ));
+    }
     pub mod bench_nonzero {
         include!(concat!(env!("OUT_DIR"), "/builtin/bench_nonzero.rs"));
     }
@@ -771,6 +969,369 @@ fn builtin_test_gathernd_example_int32_batch_dim1(input: &Inputs) -> Vec<TensorD
     let model =
         builtin::test_gathernd_example_int32_batch_dim1::Model::from_file(weights, input.device());
     let output = model.forward(input.int::<3>(0), input.int::<2>(1));
+    vec![output.into_data()]
+}
+
+fn dml_test_nonmaxsuppression_center_point_box_format(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/dml/test_nonmaxsuppression_center_point_box_format.bpk"
+    );
+    let model = dml::test_nonmaxsuppression_center_point_box_format::Model::from_file(
+        weights,
+        input.device(),
+    );
+    let output = model.forward(
+        input.float::<3>(0),
+        input.float::<3>(1),
+        input.int::<1>(2),
+        input.float::<1>(3),
+        input.float::<1>(4),
+    );
+    vec![output.into_data()]
+}
+
+#[cfg(feature = "builtin")]
+fn builtin_test_nonmaxsuppression_center_point_box_format(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/builtin/test_nonmaxsuppression_center_point_box_format.bpk"
+    );
+    let model = builtin::test_nonmaxsuppression_center_point_box_format::Model::from_file(
+        weights,
+        input.device(),
+    );
+    let output = model.forward(
+        input.float::<3>(0),
+        input.float::<3>(1),
+        input.int::<1>(2),
+        input.float::<1>(3),
+        input.float::<1>(4),
+    );
+    vec![output.into_data()]
+}
+
+fn dml_test_nonmaxsuppression_flipped_coordinates(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/dml/test_nonmaxsuppression_flipped_coordinates.bpk"
+    );
+    let model =
+        dml::test_nonmaxsuppression_flipped_coordinates::Model::from_file(weights, input.device());
+    let output = model.forward(
+        input.float::<3>(0),
+        input.float::<3>(1),
+        input.int::<1>(2),
+        input.float::<1>(3),
+        input.float::<1>(4),
+    );
+    vec![output.into_data()]
+}
+
+#[cfg(feature = "builtin")]
+fn builtin_test_nonmaxsuppression_flipped_coordinates(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/builtin/test_nonmaxsuppression_flipped_coordinates.bpk"
+    );
+    let model = builtin::test_nonmaxsuppression_flipped_coordinates::Model::from_file(
+        weights,
+        input.device(),
+    );
+    let output = model.forward(
+        input.float::<3>(0),
+        input.float::<3>(1),
+        input.int::<1>(2),
+        input.float::<1>(3),
+        input.float::<1>(4),
+    );
+    vec![output.into_data()]
+}
+
+fn dml_test_nonmaxsuppression_identical_boxes(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/dml/test_nonmaxsuppression_identical_boxes.bpk"
+    );
+    let model =
+        dml::test_nonmaxsuppression_identical_boxes::Model::from_file(weights, input.device());
+    let output = model.forward(
+        input.float::<3>(0),
+        input.float::<3>(1),
+        input.int::<1>(2),
+        input.float::<1>(3),
+        input.float::<1>(4),
+    );
+    vec![output.into_data()]
+}
+
+#[cfg(feature = "builtin")]
+fn builtin_test_nonmaxsuppression_identical_boxes(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/builtin/test_nonmaxsuppression_identical_boxes.bpk"
+    );
+    let model =
+        builtin::test_nonmaxsuppression_identical_boxes::Model::from_file(weights, input.device());
+    let output = model.forward(
+        input.float::<3>(0),
+        input.float::<3>(1),
+        input.int::<1>(2),
+        input.float::<1>(3),
+        input.float::<1>(4),
+    );
+    vec![output.into_data()]
+}
+
+fn dml_test_nonmaxsuppression_iou_threshold_boundary(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/dml/test_nonmaxsuppression_iou_threshold_boundary.bpk"
+    );
+    let model = dml::test_nonmaxsuppression_iou_threshold_boundary::Model::from_file(
+        weights,
+        input.device(),
+    );
+    let output = model.forward(
+        input.float::<3>(0),
+        input.float::<3>(1),
+        input.int::<1>(2),
+        input.float::<1>(3),
+        input.float::<1>(4),
+    );
+    vec![output.into_data()]
+}
+
+#[cfg(feature = "builtin")]
+fn builtin_test_nonmaxsuppression_iou_threshold_boundary(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/builtin/test_nonmaxsuppression_iou_threshold_boundary.bpk"
+    );
+    let model = builtin::test_nonmaxsuppression_iou_threshold_boundary::Model::from_file(
+        weights,
+        input.device(),
+    );
+    let output = model.forward(
+        input.float::<3>(0),
+        input.float::<3>(1),
+        input.int::<1>(2),
+        input.float::<1>(3),
+        input.float::<1>(4),
+    );
+    vec![output.into_data()]
+}
+
+fn dml_test_nonmaxsuppression_limit_output_size(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/dml/test_nonmaxsuppression_limit_output_size.bpk"
+    );
+    let model =
+        dml::test_nonmaxsuppression_limit_output_size::Model::from_file(weights, input.device());
+    let output = model.forward(
+        input.float::<3>(0),
+        input.float::<3>(1),
+        input.int::<1>(2),
+        input.float::<1>(3),
+        input.float::<1>(4),
+    );
+    vec![output.into_data()]
+}
+
+#[cfg(feature = "builtin")]
+fn builtin_test_nonmaxsuppression_limit_output_size(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/builtin/test_nonmaxsuppression_limit_output_size.bpk"
+    );
+    let model = builtin::test_nonmaxsuppression_limit_output_size::Model::from_file(
+        weights,
+        input.device(),
+    );
+    let output = model.forward(
+        input.float::<3>(0),
+        input.float::<3>(1),
+        input.int::<1>(2),
+        input.float::<1>(3),
+        input.float::<1>(4),
+    );
+    vec![output.into_data()]
+}
+
+fn dml_test_nonmaxsuppression_single_box(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/dml/test_nonmaxsuppression_single_box.bpk"
+    );
+    let model = dml::test_nonmaxsuppression_single_box::Model::from_file(weights, input.device());
+    let output = model.forward(
+        input.float::<3>(0),
+        input.float::<3>(1),
+        input.int::<1>(2),
+        input.float::<1>(3),
+        input.float::<1>(4),
+    );
+    vec![output.into_data()]
+}
+
+#[cfg(feature = "builtin")]
+fn builtin_test_nonmaxsuppression_single_box(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/builtin/test_nonmaxsuppression_single_box.bpk"
+    );
+    let model =
+        builtin::test_nonmaxsuppression_single_box::Model::from_file(weights, input.device());
+    let output = model.forward(
+        input.float::<3>(0),
+        input.float::<3>(1),
+        input.int::<1>(2),
+        input.float::<1>(3),
+        input.float::<1>(4),
+    );
+    vec![output.into_data()]
+}
+
+fn dml_test_nonmaxsuppression_suppress_by_iou(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/dml/test_nonmaxsuppression_suppress_by_IOU.bpk"
+    );
+    let model =
+        dml::test_nonmaxsuppression_suppress_by_iou::Model::from_file(weights, input.device());
+    let output = model.forward(
+        input.float::<3>(0),
+        input.float::<3>(1),
+        input.int::<1>(2),
+        input.float::<1>(3),
+        input.float::<1>(4),
+    );
+    vec![output.into_data()]
+}
+
+#[cfg(feature = "builtin")]
+fn builtin_test_nonmaxsuppression_suppress_by_iou(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/builtin/test_nonmaxsuppression_suppress_by_IOU.bpk"
+    );
+    let model =
+        builtin::test_nonmaxsuppression_suppress_by_iou::Model::from_file(weights, input.device());
+    let output = model.forward(
+        input.float::<3>(0),
+        input.float::<3>(1),
+        input.int::<1>(2),
+        input.float::<1>(3),
+        input.float::<1>(4),
+    );
+    vec![output.into_data()]
+}
+
+fn dml_test_nonmaxsuppression_suppress_by_iou_and_scores(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/dml/test_nonmaxsuppression_suppress_by_IOU_and_scores.bpk"
+    );
+    let model = dml::test_nonmaxsuppression_suppress_by_iou_and_scores::Model::from_file(
+        weights,
+        input.device(),
+    );
+    let output = model.forward(
+        input.float::<3>(0),
+        input.float::<3>(1),
+        input.int::<1>(2),
+        input.float::<1>(3),
+        input.float::<1>(4),
+    );
+    vec![output.into_data()]
+}
+
+#[cfg(feature = "builtin")]
+fn builtin_test_nonmaxsuppression_suppress_by_iou_and_scores(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/builtin/test_nonmaxsuppression_suppress_by_IOU_and_scores.bpk"
+    );
+    let model = builtin::test_nonmaxsuppression_suppress_by_iou_and_scores::Model::from_file(
+        weights,
+        input.device(),
+    );
+    let output = model.forward(
+        input.float::<3>(0),
+        input.float::<3>(1),
+        input.int::<1>(2),
+        input.float::<1>(3),
+        input.float::<1>(4),
+    );
+    vec![output.into_data()]
+}
+
+fn dml_test_nonmaxsuppression_two_batches(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/dml/test_nonmaxsuppression_two_batches.bpk"
+    );
+    let model = dml::test_nonmaxsuppression_two_batches::Model::from_file(weights, input.device());
+    let output = model.forward(
+        input.float::<3>(0),
+        input.float::<3>(1),
+        input.int::<1>(2),
+        input.float::<1>(3),
+        input.float::<1>(4),
+    );
+    vec![output.into_data()]
+}
+
+#[cfg(feature = "builtin")]
+fn builtin_test_nonmaxsuppression_two_batches(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/builtin/test_nonmaxsuppression_two_batches.bpk"
+    );
+    let model =
+        builtin::test_nonmaxsuppression_two_batches::Model::from_file(weights, input.device());
+    let output = model.forward(
+        input.float::<3>(0),
+        input.float::<3>(1),
+        input.int::<1>(2),
+        input.float::<1>(3),
+        input.float::<1>(4),
+    );
+    vec![output.into_data()]
+}
+
+fn dml_test_nonmaxsuppression_two_classes(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/dml/test_nonmaxsuppression_two_classes.bpk"
+    );
+    let model = dml::test_nonmaxsuppression_two_classes::Model::from_file(weights, input.device());
+    let output = model.forward(
+        input.float::<3>(0),
+        input.float::<3>(1),
+        input.int::<1>(2),
+        input.float::<1>(3),
+        input.float::<1>(4),
+    );
+    vec![output.into_data()]
+}
+
+#[cfg(feature = "builtin")]
+fn builtin_test_nonmaxsuppression_two_classes(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/builtin/test_nonmaxsuppression_two_classes.bpk"
+    );
+    let model =
+        builtin::test_nonmaxsuppression_two_classes::Model::from_file(weights, input.device());
+    let output = model.forward(
+        input.float::<3>(0),
+        input.float::<3>(1),
+        input.int::<1>(2),
+        input.float::<1>(3),
+        input.float::<1>(4),
+    );
     vec![output.into_data()]
 }
 
@@ -1847,6 +2408,218 @@ fn builtin_own_topk_opset10(input: &Inputs) -> Vec<TensorData> {
     vec![o0.into_data(), o1.into_data()]
 }
 
+fn dml_own_nms_two_batches_three_classes_score_threshold(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/dml/own_nms_two_batches_three_classes_score_threshold.bpk"
+    );
+    let model = dml::own_nms_two_batches_three_classes_score_threshold::Model::from_file(
+        weights,
+        input.device(),
+    );
+    let output = model.forward(
+        input.float::<3>(0),
+        input.float::<3>(1),
+        input.int::<1>(2),
+        input.float::<1>(3),
+        input.float::<1>(4),
+    );
+    vec![output.into_data()]
+}
+
+#[cfg(feature = "builtin")]
+fn builtin_own_nms_two_batches_three_classes_score_threshold(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/builtin/own_nms_two_batches_three_classes_score_threshold.bpk"
+    );
+    let model = builtin::own_nms_two_batches_three_classes_score_threshold::Model::from_file(
+        weights,
+        input.device(),
+    );
+    let output = model.forward(
+        input.float::<3>(0),
+        input.float::<3>(1),
+        input.int::<1>(2),
+        input.float::<1>(3),
+        input.float::<1>(4),
+    );
+    vec![output.into_data()]
+}
+
+fn dml_own_nms_identical_boxes_and_scores(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/dml/own_nms_identical_boxes_and_scores.bpk"
+    );
+    let model = dml::own_nms_identical_boxes_and_scores::Model::from_file(weights, input.device());
+    let output = model.forward(
+        input.float::<3>(0),
+        input.float::<3>(1),
+        input.int::<1>(2),
+        input.float::<1>(3),
+        input.float::<1>(4),
+    );
+    vec![output.into_data()]
+}
+
+#[cfg(feature = "builtin")]
+fn builtin_own_nms_identical_boxes_and_scores(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/builtin/own_nms_identical_boxes_and_scores.bpk"
+    );
+    let model =
+        builtin::own_nms_identical_boxes_and_scores::Model::from_file(weights, input.device());
+    let output = model.forward(
+        input.float::<3>(0),
+        input.float::<3>(1),
+        input.int::<1>(2),
+        input.float::<1>(3),
+        input.float::<1>(4),
+    );
+    vec![output.into_data()]
+}
+
+fn dml_own_nms_one_per_class(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(env!("OUT_DIR"), "/dml/own_nms_one_per_class.bpk");
+    let model = dml::own_nms_one_per_class::Model::from_file(weights, input.device());
+    let output = model.forward(
+        input.float::<3>(0),
+        input.float::<3>(1),
+        input.int::<1>(2),
+        input.float::<1>(3),
+        input.float::<1>(4),
+    );
+    vec![output.into_data()]
+}
+
+#[cfg(feature = "builtin")]
+fn builtin_own_nms_one_per_class(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(env!("OUT_DIR"), "/builtin/own_nms_one_per_class.bpk");
+    let model = builtin::own_nms_one_per_class::Model::from_file(weights, input.device());
+    let output = model.forward(
+        input.float::<3>(0),
+        input.float::<3>(1),
+        input.int::<1>(2),
+        input.float::<1>(3),
+        input.float::<1>(4),
+    );
+    vec![output.into_data()]
+}
+
+fn dml_own_nms_center_format(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(env!("OUT_DIR"), "/dml/own_nms_center_format.bpk");
+    let model = dml::own_nms_center_format::Model::from_file(weights, input.device());
+    let output = model.forward(
+        input.float::<3>(0),
+        input.float::<3>(1),
+        input.int::<1>(2),
+        input.float::<1>(3),
+        input.float::<1>(4),
+    );
+    vec![output.into_data()]
+}
+
+#[cfg(feature = "builtin")]
+fn builtin_own_nms_center_format(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(env!("OUT_DIR"), "/builtin/own_nms_center_format.bpk");
+    let model = builtin::own_nms_center_format::Model::from_file(weights, input.device());
+    let output = model.forward(
+        input.float::<3>(0),
+        input.float::<3>(1),
+        input.int::<1>(2),
+        input.float::<1>(3),
+        input.float::<1>(4),
+    );
+    vec![output.into_data()]
+}
+
+fn dml_own_nms_constant_limits(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(env!("OUT_DIR"), "/dml/own_nms_constant_limits.bpk");
+    let model = dml::own_nms_constant_limits::Model::from_file(weights, input.device());
+    let output = model.forward(input.float::<3>(0), input.float::<3>(1));
+    vec![output.into_data()]
+}
+
+#[cfg(feature = "builtin")]
+fn builtin_own_nms_constant_limits(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(env!("OUT_DIR"), "/builtin/own_nms_constant_limits.bpk");
+    let model = builtin::own_nms_constant_limits::Model::from_file(weights, input.device());
+    let output = model.forward(input.float::<3>(0), input.float::<3>(1));
+    vec![output.into_data()]
+}
+
+fn dml_own_nms_absent_limits(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(env!("OUT_DIR"), "/dml/own_nms_absent_limits.bpk");
+    let model = dml::own_nms_absent_limits::Model::from_file(weights, input.device());
+    let output = model.forward(input.float::<3>(0), input.float::<3>(1));
+    vec![output.into_data()]
+}
+
+#[cfg(feature = "builtin")]
+fn builtin_own_nms_absent_limits(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(env!("OUT_DIR"), "/builtin/own_nms_absent_limits.bpk");
+    let model = builtin::own_nms_absent_limits::Model::from_file(weights, input.device());
+    let output = model.forward(input.float::<3>(0), input.float::<3>(1));
+    vec![output.into_data()]
+}
+
+fn dml_own_nms_opset10(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(env!("OUT_DIR"), "/dml/own_nms_opset10.bpk");
+    let model = dml::own_nms_opset10::Model::from_file(weights, input.device());
+    let output = model.forward(
+        input.float::<3>(0),
+        input.float::<3>(1),
+        input.int::<1>(2),
+        input.float::<1>(3),
+    );
+    vec![output.into_data()]
+}
+
+#[cfg(feature = "builtin")]
+fn builtin_own_nms_opset10(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(env!("OUT_DIR"), "/builtin/own_nms_opset10.bpk");
+    let model = builtin::own_nms_opset10::Model::from_file(weights, input.device());
+    let output = model.forward(
+        input.float::<3>(0),
+        input.float::<3>(1),
+        input.int::<1>(2),
+        input.float::<1>(3),
+    );
+    vec![output.into_data()]
+}
+
+fn dml_own_nms_yolo_sigmoid_made_on_device(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/dml/own_nms_yolo_sigmoid_made_on_device.bpk"
+    );
+    let model = dml::own_nms_yolo_sigmoid_made_on_device::Model::from_file(weights, input.device());
+    let output = model.forward(
+        input.float::<3>(0),
+        input.float::<3>(1),
+        input.float::<3>(2),
+    );
+    vec![output.into_data()]
+}
+
+#[cfg(feature = "builtin")]
+fn builtin_own_nms_yolo_sigmoid_made_on_device(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/builtin/own_nms_yolo_sigmoid_made_on_device.bpk"
+    );
+    let model =
+        builtin::own_nms_yolo_sigmoid_made_on_device::Model::from_file(weights, input.device());
+    let output = model.forward(
+        input.float::<3>(0),
+        input.float::<3>(1),
+        input.float::<3>(2),
+    );
+    vec![output.into_data()]
+}
+
 /// Every case, with its runner for the model imported with the overrides.
 pub const CASES: &[Case] = &[
     Case {
@@ -1880,6 +2653,46 @@ pub const CASES: &[Case] = &[
     Case {
         name: "test_gathernd_example_int32_batch_dim1",
         run: dml_test_gathernd_example_int32_batch_dim1,
+    },
+    Case {
+        name: "test_nonmaxsuppression_center_point_box_format",
+        run: dml_test_nonmaxsuppression_center_point_box_format,
+    },
+    Case {
+        name: "test_nonmaxsuppression_flipped_coordinates",
+        run: dml_test_nonmaxsuppression_flipped_coordinates,
+    },
+    Case {
+        name: "test_nonmaxsuppression_identical_boxes",
+        run: dml_test_nonmaxsuppression_identical_boxes,
+    },
+    Case {
+        name: "test_nonmaxsuppression_iou_threshold_boundary",
+        run: dml_test_nonmaxsuppression_iou_threshold_boundary,
+    },
+    Case {
+        name: "test_nonmaxsuppression_limit_output_size",
+        run: dml_test_nonmaxsuppression_limit_output_size,
+    },
+    Case {
+        name: "test_nonmaxsuppression_single_box",
+        run: dml_test_nonmaxsuppression_single_box,
+    },
+    Case {
+        name: "test_nonmaxsuppression_suppress_by_IOU",
+        run: dml_test_nonmaxsuppression_suppress_by_iou,
+    },
+    Case {
+        name: "test_nonmaxsuppression_suppress_by_IOU_and_scores",
+        run: dml_test_nonmaxsuppression_suppress_by_iou_and_scores,
+    },
+    Case {
+        name: "test_nonmaxsuppression_two_batches",
+        run: dml_test_nonmaxsuppression_two_batches,
+    },
+    Case {
+        name: "test_nonmaxsuppression_two_classes",
+        run: dml_test_nonmaxsuppression_two_classes,
     },
     Case {
         name: "test_nonzero_example",
@@ -2121,6 +2934,38 @@ pub const CASES: &[Case] = &[
         name: "own_topk_opset10",
         run: dml_own_topk_opset10,
     },
+    Case {
+        name: "own_nms_two_batches_three_classes_score_threshold",
+        run: dml_own_nms_two_batches_three_classes_score_threshold,
+    },
+    Case {
+        name: "own_nms_identical_boxes_and_scores",
+        run: dml_own_nms_identical_boxes_and_scores,
+    },
+    Case {
+        name: "own_nms_one_per_class",
+        run: dml_own_nms_one_per_class,
+    },
+    Case {
+        name: "own_nms_center_format",
+        run: dml_own_nms_center_format,
+    },
+    Case {
+        name: "own_nms_constant_limits",
+        run: dml_own_nms_constant_limits,
+    },
+    Case {
+        name: "own_nms_absent_limits",
+        run: dml_own_nms_absent_limits,
+    },
+    Case {
+        name: "own_nms_opset10",
+        run: dml_own_nms_opset10,
+    },
+    Case {
+        name: "own_nms_yolo_sigmoid_made_on_device",
+        run: dml_own_nms_yolo_sigmoid_made_on_device,
+    },
 ];
 
 /// The cases Burn can import alone, with their runners for those models.
@@ -2137,6 +2982,46 @@ pub const BUILTIN: &[Case] = &[
     Case {
         name: "test_gathernd_example_int32_batch_dim1",
         run: builtin_test_gathernd_example_int32_batch_dim1,
+    },
+    Case {
+        name: "test_nonmaxsuppression_center_point_box_format",
+        run: builtin_test_nonmaxsuppression_center_point_box_format,
+    },
+    Case {
+        name: "test_nonmaxsuppression_flipped_coordinates",
+        run: builtin_test_nonmaxsuppression_flipped_coordinates,
+    },
+    Case {
+        name: "test_nonmaxsuppression_identical_boxes",
+        run: builtin_test_nonmaxsuppression_identical_boxes,
+    },
+    Case {
+        name: "test_nonmaxsuppression_iou_threshold_boundary",
+        run: builtin_test_nonmaxsuppression_iou_threshold_boundary,
+    },
+    Case {
+        name: "test_nonmaxsuppression_limit_output_size",
+        run: builtin_test_nonmaxsuppression_limit_output_size,
+    },
+    Case {
+        name: "test_nonmaxsuppression_single_box",
+        run: builtin_test_nonmaxsuppression_single_box,
+    },
+    Case {
+        name: "test_nonmaxsuppression_suppress_by_IOU",
+        run: builtin_test_nonmaxsuppression_suppress_by_iou,
+    },
+    Case {
+        name: "test_nonmaxsuppression_suppress_by_IOU_and_scores",
+        run: builtin_test_nonmaxsuppression_suppress_by_iou_and_scores,
+    },
+    Case {
+        name: "test_nonmaxsuppression_two_batches",
+        run: builtin_test_nonmaxsuppression_two_batches,
+    },
+    Case {
+        name: "test_nonmaxsuppression_two_classes",
+        run: builtin_test_nonmaxsuppression_two_classes,
     },
     Case {
         name: "test_nonzero_example",
@@ -2369,5 +3254,37 @@ pub const BUILTIN: &[Case] = &[
     Case {
         name: "own_topk_opset10",
         run: builtin_own_topk_opset10,
+    },
+    Case {
+        name: "own_nms_two_batches_three_classes_score_threshold",
+        run: builtin_own_nms_two_batches_three_classes_score_threshold,
+    },
+    Case {
+        name: "own_nms_identical_boxes_and_scores",
+        run: builtin_own_nms_identical_boxes_and_scores,
+    },
+    Case {
+        name: "own_nms_one_per_class",
+        run: builtin_own_nms_one_per_class,
+    },
+    Case {
+        name: "own_nms_center_format",
+        run: builtin_own_nms_center_format,
+    },
+    Case {
+        name: "own_nms_constant_limits",
+        run: builtin_own_nms_constant_limits,
+    },
+    Case {
+        name: "own_nms_absent_limits",
+        run: builtin_own_nms_absent_limits,
+    },
+    Case {
+        name: "own_nms_opset10",
+        run: builtin_own_nms_opset10,
+    },
+    Case {
+        name: "own_nms_yolo_sigmoid_made_on_device",
+        run: builtin_own_nms_yolo_sigmoid_made_on_device,
     },
 ];

@@ -4,9 +4,9 @@
 
 use burn_dml_ops_onnx_tests::{CASES, generated_source};
 
-/// Burn's built-in lowerings of ScatterND, ScatterElements, GatherND, NonZero and TopK, as
-/// burn-onnx 0.22 writes them.
-const BUILTIN: [&str; 7] = [
+/// Burn's built-in lowerings of ScatterND, ScatterElements, GatherND, NonZero, TopK and
+/// NonMaxSuppression (burn-vision's host loop), as burn-onnx 0.22 writes them.
+const BUILTIN: [&str; 8] = [
     ".argwhere()",
     ".scatter_nd(",
     ".gather_nd(",
@@ -14,16 +14,18 @@ const BUILTIN: [&str; 7] = [
     "IndexingUpdateOp",
     ".topk_with_indices(",
     ".sort_with_indices(",
+    "burn::vision::Nms",
 ];
 
 /// The calls the overrides write, one per covered node type.
-const OURS: [&str; 6] = [
+const OURS: [&str; 7] = [
     "burn_dml_ops::onnx::scatter_nd(",
     "burn_dml_ops::onnx::scatter_elements(",
     "burn_dml_ops::onnx::gather_nd(",
     "burn_dml_ops::onnx::non_zero(",
     "burn_dml_ops::onnx::compress(",
     "burn_dml_ops::onnx::top_k(",
+    "burn_dml_ops::onnx::non_max_suppression(",
 ];
 
 #[test]
@@ -65,8 +67,9 @@ fn burn_alone_lowers_the_same_models_onto_its_builtins() {
     }
 }
 
-/// How many ScatterND, ScatterElements, Scatter, GatherND, NonZero, Compress and TopK nodes the
-/// model holds: op types are length-prefixed strings in the protobuf, found here by their bytes.
+/// How many ScatterND, ScatterElements, Scatter, GatherND, NonZero, Compress, TopK and
+/// NonMaxSuppression nodes the model holds: op types are length-prefixed strings in the
+/// protobuf, found here by their bytes.
 fn covered_nodes(model: &[u8]) -> usize {
     [
         "ScatterND",
@@ -76,6 +79,7 @@ fn covered_nodes(model: &[u8]) -> usize {
         "NonZero",
         "Compress",
         "TopK",
+        "NonMaxSuppression",
     ]
     .iter()
     .map(|op| {

@@ -43,6 +43,56 @@ fn test_gathernd_example_int32_batch_dim1() {
 }
 
 #[test]
+fn test_nonmaxsuppression_center_point_box_format() {
+    check_case("test_nonmaxsuppression_center_point_box_format");
+}
+
+#[test]
+fn test_nonmaxsuppression_flipped_coordinates() {
+    check_case("test_nonmaxsuppression_flipped_coordinates");
+}
+
+#[test]
+fn test_nonmaxsuppression_identical_boxes() {
+    check_case("test_nonmaxsuppression_identical_boxes");
+}
+
+#[test]
+fn test_nonmaxsuppression_iou_threshold_boundary() {
+    check_case("test_nonmaxsuppression_iou_threshold_boundary");
+}
+
+#[test]
+fn test_nonmaxsuppression_limit_output_size() {
+    check_case("test_nonmaxsuppression_limit_output_size");
+}
+
+#[test]
+fn test_nonmaxsuppression_single_box() {
+    check_case("test_nonmaxsuppression_single_box");
+}
+
+#[test]
+fn test_nonmaxsuppression_suppress_by_iou() {
+    check_case("test_nonmaxsuppression_suppress_by_IOU");
+}
+
+#[test]
+fn test_nonmaxsuppression_suppress_by_iou_and_scores() {
+    check_case("test_nonmaxsuppression_suppress_by_IOU_and_scores");
+}
+
+#[test]
+fn test_nonmaxsuppression_two_batches() {
+    check_case("test_nonmaxsuppression_two_batches");
+}
+
+#[test]
+fn test_nonmaxsuppression_two_classes() {
+    check_case("test_nonmaxsuppression_two_classes");
+}
+
+#[test]
 fn test_nonzero_example() {
     check_case("test_nonzero_example");
 }
@@ -340,4 +390,44 @@ fn own_topk_opset1() {
 #[test]
 fn own_topk_opset10() {
     check_case("own_topk_opset10");
+}
+
+#[test]
+fn own_nms_two_batches_three_classes_score_threshold() {
+    check_case("own_nms_two_batches_three_classes_score_threshold");
+}
+
+#[test]
+fn own_nms_identical_boxes_and_scores() {
+    check_case("own_nms_identical_boxes_and_scores");
+}
+
+#[test]
+fn own_nms_one_per_class() {
+    check_case("own_nms_one_per_class");
+}
+
+#[test]
+fn own_nms_center_format() {
+    check_case("own_nms_center_format");
+}
+
+#[test]
+fn own_nms_constant_limits() {
+    check_case("own_nms_constant_limits");
+}
+
+#[test]
+fn own_nms_absent_limits() {
+    check_case("own_nms_absent_limits");
+}
+
+#[test]
+fn own_nms_opset10() {
+    check_case("own_nms_opset10");
+}
+
+#[test]
+fn own_nms_yolo_sigmoid_made_on_device() {
+    check_case("own_nms_yolo_sigmoid_made_on_device");
 }

@@ -1,8 +1,9 @@
 //! Makes models imported with [burn-onnx](https://docs.rs/burn-onnx) 0.22 run ONNX's
 //! `ScatterND`, `ScatterElements` (and the deprecated `Scatter`), `GatherND`, `NonZero`,
-//! `Compress` and `TopK` on [burn-dml-ops](https://docs.rs/burn-dml-ops)' kernels instead of
-//! Burn's built-ins, which read `NonZero`'s input back to the host, check no index, reduce
-//! duplicates unreliably on GPUs, cannot import `Compress`, and sort on the host.
+//! `Compress`, `TopK` and `NonMaxSuppression` on [burn-dml-ops](https://docs.rs/burn-dml-ops)'
+//! kernels instead of Burn's built-ins, which read `NonZero`'s input back to the host, check no
+//! index, reduce duplicates unreliably on GPUs, cannot import `Compress`, sort on the host, and
+//! run non-maximum suppression on the host one (batch, class) at a time.
 //!
 //! Use it from a build script, as a build-dependency beside `burn-onnx`; the crate that
 //! includes the generated code depends on `burn-dml-ops` (and what burn-onnx's code needs):
@@ -76,7 +77,7 @@ pub fn input<'a>(generator: &'a mut ModelGen, path: &str) -> &'a mut ModelGen {
 }
 
 /// Registers the overrides with the default [`Options`]: `ScatterND`, `ScatterElements`,
-/// `Scatter`, `GatherND`, `NonZero` and `TopK` nodes generate calls of burn-dml-ops' kernels, and
+/// `Scatter`, `GatherND`, `NonZero`, `TopK` and `NonMaxSuppression` nodes generate calls of burn-dml-ops' kernels, and
 /// `Compress` nodes routed by [`input`] get a hook of their own.
 ///
 /// # Panics
@@ -104,5 +105,6 @@ pub fn register_with(generator: &mut ModelGen, options: Options) -> &mut ModelGe
         .register_op_override(overrides::GatherNd { options })
         .register_op_override(overrides::NonZero)
         .register_op_override(overrides::TopK)
+        .register_op_override(overrides::NonMaxSuppression)
         .register_custom_op(compress::Compress)
 }

@@ -3,9 +3,11 @@
 use burn_onnx::ext::proc_macro2::TokenStream;
 use burn_onnx::ext::quote::quote;
 use burn_onnx::ext::{
-    ArgType, Argument, CodegenContext, Node, NodeType, OpOverride, ProcessError, arg_to_ident,
+    ArgType, Argument, CodegenContext, DType, Node, NodeType, OpOverride, ProcessError,
+    arg_to_ident,
 };
 use onnx_ir::gathernd::GatherNDNode;
+use onnx_ir::non_max_suppression::{BoxFormat, NonMaxSuppressionNode};
 use onnx_ir::scatter_elements::{ScatterElementsNode, ScatterElementsReduction};
 use onnx_ir::scatter_nd::{ScatterNDNode, ScatterNDReduction};
 use onnx_ir::topk::{TopKInput, TopKNode};
@@ -313,6 +315,112 @@ impl OpOverride for TopK {
             let (#values, #indices) =
                 burn_dml_ops::onnx::top_k(#input, #k, #axis, #largest, #dtype);
         })
+    }
+}
+
+/// `NonMaxSuppression` (opsets 10 and 11): `burn_dml_ops::onnx::non_max_suppression`, then its
+/// exact form. The optional inputs may be absent (ONNX's defaults: no box selected, IoU
+/// threshold 0, no score threshold), constants, or tensors the model computes, which are read
+/// back once each.
+pub(crate) struct NonMaxSuppression;
+
+impl OpOverride for NonMaxSuppression {
+    fn target(&self) -> NodeType {
+        NodeType::NonMaxSuppression
+    }
+
+    fn forward(
+        &self,
+        node: &Node,
+        ctx: &mut CodegenContext<'_, '_>,
+    ) -> Result<TokenStream, ProcessError> {
+        let Node::NonMaxSuppression(NonMaxSuppressionNode {
+            name,
+            inputs,
+            outputs,
+            config,
+        }) = node
+        else {
+            return Err(unexpected(&NodeType::NonMaxSuppression, node));
+        };
+        let op = "NonMaxSuppression";
+        for (role, index) in [("boxes", 0), ("scores", 1)] {
+            let operand = tensor(op, name, role, inputs.get(index))?;
+            if operand.rank != 3 {
+                return Err(ProcessError::Custom(format!(
+                    "NonMaxSuppression node '{name}': {role} have rank {}, not 3",
+                    operand.rank
+                )));
+            }
+        }
+        let out = tensor(op, name, "output", outputs.first())?;
+        let dtype = int_dtype(op, name, out.dtype)?;
+        let mut scalar =
+            |index: usize, float: bool| optional_scalar(op, name, inputs.get(index), float, ctx);
+        let max_output = scalar(2, false)?.unwrap_or(quote! { 0i64 });
+        let iou = scalar(3, true)?.unwrap_or(quote! { 0.0f32 });
+        let score = scalar(4, true)?.map_or(quote! { None }, |v| quote! { Some(#v) });
+        let center = matches!(config.center_point_box, Some(BoxFormat::Center));
+        let (boxes, scores) = (ctx.arg(&inputs[0]), ctx.arg(&inputs[1]));
+        let output = arg_to_ident(&outputs[0]);
+        Ok(quote! {
+            let #output = burn_dml_ops::onnx::non_max_suppression(
+                #boxes, #scores, #max_output, #iou, #score, #center, #dtype,
+            );
+        })
+    }
+}
+
+/// An optional scalar input as an `f32` (`float`) or `i64` expression: `None` where absent, the
+/// value where the importer made it a native scalar (a constant), and a read of the one-element
+/// tensor where the model feeds or computes it.
+fn optional_scalar(
+    op: &str,
+    node: &str,
+    argument: Option<&Argument>,
+    float: bool,
+    ctx: &mut CodegenContext<'_, '_>,
+) -> Result<Option<TokenStream>, ProcessError> {
+    let Some(argument) = argument.filter(|argument| !argument.is_optional()) else {
+        return Ok(None);
+    };
+    let value = ctx.arg(argument);
+    let (wanted, ty) = if float {
+        (DType::F32, quote! { f32 })
+    } else {
+        (DType::I64, quote! { i64 })
+    };
+    // The expression's type: the native scalar's own, or what the read returns.
+    let (typed, value) = match &argument.ty {
+        ArgType::ScalarNative(dtype) => (*dtype, value),
+        ArgType::ScalarTensor(dtype) => read_scalar(dtype, value),
+        ArgType::Tensor(tensor) if tensor.rank == 1 => read_scalar(&tensor.dtype, value),
+        other => {
+            return Err(ProcessError::Custom(format!(
+                "{op} node '{node}': a scalar input is typed {other:?}, not a scalar or a \
+                 one-element tensor"
+            )));
+        }
+    };
+    Ok(Some(if typed == wanted {
+        value
+    } else {
+        quote! { (#value) as #ty }
+    }))
+}
+
+/// The read of a one-element tensor of `dtype`, and its type: `f32` or `i64`.
+fn read_scalar(dtype: &DType, value: TokenStream) -> (DType, TokenStream) {
+    if dtype.is_float() {
+        (
+            DType::F32,
+            quote! { burn_dml_ops::onnx::float_scalar(#value) },
+        )
+    } else {
+        (
+            DType::I64,
+            quote! { burn_dml_ops::onnx::int_scalar(#value) },
+        )
     }
 }
 

@@ -18,6 +18,7 @@ use burn::backend::tensor::{BoolTensor, FloatTensor, IntTensor};
 use burn::tensor::{FloatDType, IndexingUpdateOp, IntDType, Shape};
 
 use crate::DmlOps;
+use crate::nms_rules::BoxFormat;
 use crate::ops::leading_slices;
 use crate::scatter_nd_rules::{OutOfBounds, Reduction, not_differentiable};
 use crate::sort_rules::Order;
@@ -141,6 +142,26 @@ impl<B: DmlOps, C: CheckpointStrategy> DmlOps for Autodiff<B, C> {
         indices_dtype: IntDType,
     ) -> (IntTensor<Self>, IntTensor<Self>) {
         B::int_top_k(input, axis, k, order, indices_dtype)
+    }
+
+    fn float_non_max_suppression(
+        boxes: FloatTensor<Self>,
+        scores: FloatTensor<Self>,
+        iou_threshold: f32,
+        score_threshold: Option<f32>,
+        max_per_class: usize,
+        box_format: BoxFormat,
+        indices_dtype: IntDType,
+    ) -> (IntTensor<Self>, IntTensor<Self>) {
+        B::float_non_max_suppression(
+            boxes.into_primitive(),
+            scores.into_primitive(),
+            iou_threshold,
+            score_threshold,
+            max_per_class,
+            box_format,
+            indices_dtype,
+        )
     }
 
     fn float_nonzero_coordinates(

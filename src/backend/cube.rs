@@ -33,6 +33,7 @@ use cubecl::zspace::metadata::Metadata;
 use cubecl::zspace::striding::row_major_contiguous_strides;
 
 use crate::DmlOps;
+use crate::nms_rules::BoxFormat;
 use crate::scatter_nd_rules::{OutOfBounds, Reduction, indexed_dims};
 use crate::sort_rules::Order;
 
@@ -135,6 +136,24 @@ impl DmlOps for CubeBackend {
         indices_dtype: IntDType,
     ) -> (IntTensor<Self>, IntTensor<Self>) {
         top_k(input, axis, k, order, indices_dtype)
+    }
+
+    fn float_non_max_suppression(
+        boxes: FloatTensor<Self>,
+        scores: FloatTensor<Self>,
+        iou_threshold: f32,
+        score_threshold: Option<f32>,
+        max_per_class: usize,
+        box_format: BoxFormat,
+        indices_dtype: IntDType,
+    ) -> (IntTensor<Self>, IntTensor<Self>) {
+        super::cube_nms::non_max_suppression(
+            boxes,
+            scores,
+            (iou_threshold, score_threshold, max_per_class),
+            box_format,
+            indices_dtype,
+        )
     }
 
     fn float_nonzero_coordinates(
@@ -257,7 +276,7 @@ impl DmlOps for CubeBackend {
 }
 
 /// The kernel's element type for an Int dtype.
-fn int_elem(dtype: IntDType) -> ElemType {
+pub(super) fn int_elem(dtype: IntDType) -> ElemType {
     dtype_to_elem_type(DType::from(dtype))
 }
 
@@ -276,7 +295,7 @@ fn storage_width(tensor: &CubeTensor, operator: &str) -> StorageWidth {
 /// Panics for a launcher error. The tensor extension traits check everything a launcher checks
 /// and return it as a `DmlOpsError`, so only a direct `DmlOps` call with arguments those traits
 /// refuse gets here (or a bug in this crate, if a trait let them through).
-fn launch_failed(operator: &str, device: &CubeDevice, err: KernelError) -> ! {
+pub(super) fn launch_failed(operator: &str, device: &CubeDevice, err: KernelError) -> ! {
     panic!(
         "{operator} on {device:?}: {err}. `DmlOps` methods take checked arguments: the tensor \
          extension traits (`burn_dml_ops::prelude`) return this as a `DmlOpsError` instead"
@@ -356,7 +375,7 @@ fn bit_count(input: CubeTensor, out_dtype: IntDType) -> CubeTensor {
 
 /// A contiguous tensor of `shape` and `dtype` on `like`'s device, uninitialised. Contiguous,
 /// not CubeCL's optimized layout, which may pad rows: the kernels write outputs row-major.
-fn empty_output(like: &CubeTensor, shape: Shape, dtype: DType) -> CubeTensor {
+pub(super) fn empty_output(like: &CubeTensor, shape: Shape, dtype: DType) -> CubeTensor {
     empty_device_contiguous_dtype(like.client.clone(), like.device.clone(), shape, dtype)
 }
 

@@ -5,5 +5,7 @@
 mod autodiff;
 #[cfg(feature = "cube")]
 mod cube;
+#[cfg(feature = "cube")]
+mod cube_nms;
 #[cfg(any(feature = "flex", feature = "ndarray"))]
 mod reference;

@@ -12,6 +12,7 @@ use burn::tensor::{IntDType, Shape, Slice, TensorData, read_sync};
 
 use crate::reference;
 
+use crate::nms_rules::BoxFormat;
 use crate::scatter_nd_rules::{OutOfBounds, Reduction};
 use crate::sort_rules::Order;
 
@@ -215,6 +216,40 @@ pub trait DmlOps: Backend {
         (
             Self::int_from_data(values, &device),
             Self::int_from_data(indices, &device),
+        )
+    }
+
+    /// ONNX NonMaxSuppression of `f32` `boxes` `[B, N, 4]` and `scores` `[B, C, N]`, as
+    /// `(count, selected)`: for each (batch, class), the boxes whose score is strictly above
+    /// `score_threshold` (every non-NaN one when `None`) in decreasing score, ties by lower box
+    /// index, each kept unless a kept box of that pair has IoU strictly greater than
+    /// `iou_threshold` with it, at most `max_per_class`. `selected` has shape
+    /// `[B * C * min(N, max_per_class), 3]`: rows `(batch, class, box)` by batch, class and
+    /// keeping order, then rows of -1; `count` (`[1]`) their number. Both are in
+    /// `indices_dtype`, a signed type that holds the row count and every index.
+    #[fusion(meta = nms_metadata)]
+    fn float_non_max_suppression(
+        boxes: FloatTensor<Self>,
+        scores: FloatTensor<Self>,
+        iou_threshold: f32,
+        score_threshold: Option<f32>,
+        max_per_class: usize,
+        box_format: BoxFormat,
+        indices_dtype: IntDType,
+    ) -> (IntTensor<Self>, IntTensor<Self>) {
+        let device = boxes.device();
+        let boxes = read_sync(Self::float_into_data(boxes)).expect("NMS: reading the boxes");
+        let scores = read_sync(Self::float_into_data(scores)).expect("NMS: reading the scores");
+        let (count, selected) = reference::non_max_suppression(
+            &boxes,
+            &scores,
+            (iou_threshold, score_threshold, max_per_class),
+            box_format,
+            indices_dtype,
+        );
+        (
+            Self::int_from_data(count, &device),
+            Self::int_from_data(selected, &device),
         )
     }
 
@@ -473,6 +508,31 @@ fn top_k_metadata(
     (
         TensorSpec::new(shape.clone(), input.dtype),
         TensorSpec::new(shape, (*indices_dtype).into()),
+    )
+}
+
+/// Output metadata of [`DmlOps::float_non_max_suppression`]: `[1]` and
+/// `[B * C * min(N, max_per_class), 3]` in `indices_dtype`, known without running anything.
+#[cfg(all(feature = "fusion", feature = "cube"))]
+fn nms_metadata(
+    boxes: &burn::backend::fusion::custom::TensorSpec,
+    scores: &burn::backend::fusion::custom::TensorSpec,
+    _iou_threshold: &f32,
+    _score_threshold: &Option<f32>,
+    max_per_class: &usize,
+    _box_format: &BoxFormat,
+    indices_dtype: &IntDType,
+) -> (
+    burn::backend::fusion::custom::TensorSpec,
+    burn::backend::fusion::custom::TensorSpec,
+) {
+    use burn::backend::fusion::custom::TensorSpec;
+    let [batches, n] = [boxes.shape[0], boxes.shape[1]];
+    let rows = batches * scores.shape[1] * n.min(*max_per_class);
+    let dtype = (*indices_dtype).into();
+    (
+        TensorSpec::new([1].into(), dtype),
+        TensorSpec::new([rows, 3].into(), dtype),
     )
 }
 

@@ -5,6 +5,7 @@ mod bit_count;
 mod compress;
 mod exact_product;
 mod exact_sum;
+mod nms;
 mod nonzero;
 mod scatter_nd;
 mod sort;
@@ -12,6 +13,7 @@ mod tuples;
 
 pub(crate) use bit_count::bit_count;
 pub(crate) use compress::compress;
+pub(crate) use nms::non_max_suppression;
 pub(crate) use nonzero::nonzero_coordinates;
 pub(crate) use scatter_nd::{gather_nd, scatter_nd};
 pub(crate) use sort::top_k;

@@ -3,6 +3,7 @@
 
 mod bit_count;
 mod compress;
+mod nms;
 mod nonzero;
 mod scatter_nd;
 mod sort;
@@ -10,6 +11,7 @@ pub(crate) mod support;
 
 pub use bit_count::BitCountExt;
 pub use compress::{CompressExt, Compressed};
+pub use nms::{NmsExt, NmsOptions, Selected};
 pub use nonzero::{NonZeroCoordinates, NonZeroExt, NonZeroOptions};
 pub use scatter_nd::{OutOfBounds, Reduction, ScatterNdExt, ScatterNdOptions};
 pub use sort::{SortExt, SortOptions, Sorted};

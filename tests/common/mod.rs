@@ -264,6 +264,7 @@ pub fn scatter_options(
 }
 
 pub mod compress;
+pub mod nms;
 pub mod nonzero;
 pub mod scatter;
 pub mod sort;

@@ -1,0 +1,34 @@
+//! ONNX NonMaxSuppression, batched over batches and classes, on the device, with a fixed-size
+//! result and a device count like NonZeroCoordinates.
+//!
+//! 1. The crate's stable sort orders each (batch, class)'s scores, largest first, ties by lower
+//!    box index ([`launch_top_k`](crate::sort::launch_top_k), one segment per pair).
+//! 2. [`nms_sweep`](fn@nms_sweep): one cube per (batch, class) walks its sorted boxes in blocks of
+//!    256 candidates. Each candidate is tested against the boxes kept so far, then against the
+//!    block's earlier candidates through a bitmask of 32-box words that one unit resolves in
+//!    order, as torchvision's `gather_keep_from_mask` resolves its mask. The sweep stops at
+//!    `max_per_class`, at the first score below the threshold, or at the end.
+//! 3. The compaction's one-cube scan turns the kept counts into each pair's first row, and
+//!    [`nms_write_rows`](fn@nms_write_rows) writes the `(batch, class, box)` rows in the output's
+//!    type, then rows of -1.
+//!
+//! **Memory.** No `N x N` mask exists: a block's mask lives in shared memory (256 x 8 words),
+//! and the only scratch in device memory grows linearly with `B * C * N` (the sort's keys and
+//! positions, and a kept list of at most `min(N, max_per_class)` boxes of 5 floats per pair).
+//! Work is `O(N * kept)` IoU tests per pair, at most the `N^2 / 2` of a full mask.
+//!
+//! **Arithmetic.** IoU is computed as ONNX Runtime computes it, in `f32`, and the products pass
+//! through an integer XOR with a zero launch argument first, so no compiler fuses them into a
+//! multiply-add (which rounds once where ONNX Runtime rounds twice). The division is the
+//! runtime's: correctly rounded on CUDA and CPU drivers.
+
+mod boxes;
+mod launch;
+mod rows;
+mod sweep;
+
+pub use launch::{
+    NmsBoxFormat, NmsInput, NmsLimits, NmsOutput, NmsShape, launch_non_max_suppression,
+};
+pub use rows::nms_write_rows;
+pub use sweep::nms_sweep;
