@@ -3,10 +3,14 @@
 //! 1. Detection post-processing, `boxes[scores > t]`: the boxes whose score passes a threshold,
 //!    their mean area and mean score, computed on the zero-padded selection (the padding adds
 //!    nothing to a sum) and divided by the count, a tensor; only the final print reads back.
-//! 2. A loss over the valid positions only, `x[mask]`, on an Autodiff device: the gradient
+//! 2. A detector's post-processing, as a YOLO head's outputs need it: 8,400 centre-format boxes
+//!    and 80 classes' logits, scores from a sigmoid, then non-maximum suppression of every class
+//!    at once on the device (score threshold 0.25, IoU 0.45, at most 100 per class) and the
+//!    kept boxes gathered by index; one read of the count sizes the result.
+//! 3. A loss over the valid positions only, `x[mask]`, on an Autodiff device: the gradient
 //!    reaches the selected predictions and is zero everywhere else.
 //!
-//! Both are checked against the same computation on the host. `cargo run --example box_filter`
+//! Each is checked against the same computation on the host. `cargo run --example box_filter`
 //! (on `Device::default()`: wgpu when a GPU driver, or lavapipe, is installed); pass `flex` to run
 //! on the CPU backend instead.
 
@@ -38,6 +42,7 @@ fn main() {
     };
     println!("box_filter on {device:?}\n");
     filter_boxes(&device);
+    detections(&device);
     masked_loss(&device.autodiff());
 }
 
@@ -97,6 +102,97 @@ fn filter_boxes(device: &Device) {
     assert!((mean_area - area / n).abs() <= 1e-4 * (area / n).abs());
     assert!((mean_score - score / n).abs() <= 1e-4);
     println!("  kept boxes, in order, equal the host's\n");
+}
+
+/// Whether centre-format box `a` suppresses `b` at IoU `threshold`, as ONNX Runtime decides.
+fn overlaps(a: &[f32], b: &[f32], threshold: f32) -> bool {
+    let extent = |c: f32, size: f32| (c - size / 2.0, c + size / 2.0);
+    let ((ax0, ax1), (ay0, ay1)) = (extent(a[0], a[2]), extent(a[1], a[3]));
+    let ((bx0, bx1), (by0, by1)) = (extent(b[0], b[2]), extent(b[1], b[3]));
+    let (w, h) = (ax1.min(bx1) - ax0.max(bx0), ay1.min(by1) - ay0.max(by0));
+    if w <= 0.0 || h <= 0.0 {
+        return false;
+    }
+    let intersection = w * h;
+    let union = (ax1 - ax0) * (ay1 - ay0) + (bx1 - bx0) * (by1 - by0) - intersection;
+    intersection / union > threshold
+}
+
+/// Scores, NMS and the kept boxes of a YOLO-sized head, on the device until the end.
+fn detections(device: &Device) {
+    const N: usize = 8400;
+    const CLASSES: usize = 80;
+    let (centres, sizes) = (uniform(N * 2, 4), uniform(N * 2, 5));
+    let boxes_host: Vec<f32> = (0..N)
+        .flat_map(|i| {
+            let (x, y) = (centres[2 * i] * 640.0, centres[2 * i + 1] * 640.0);
+            [
+                x,
+                y,
+                16.0 + sizes[2 * i] * 96.0,
+                16.0 + sizes[2 * i + 1] * 96.0,
+            ]
+        })
+        .collect();
+    let logits: Vec<f32> = uniform(N * CLASSES, 6)
+        .iter()
+        .map(|u| 8.0 * u - 7.0)
+        .collect();
+    let boxes = Tensor::<3>::from_data(TensorData::new(boxes_host.clone(), [1, N, 4]), device);
+    let logits = Tensor::<3>::from_data(TensorData::new(logits, [1, CLASSES, N]), device);
+
+    let scores = burn::tensor::activation::sigmoid(logits);
+    let options = NmsOptions {
+        iou_threshold: 0.45,
+        score_threshold: Some(0.25),
+        max_per_class: Some(100),
+        box_format: BoxFormat::Center,
+        indices_dtype: None,
+    };
+    let selected = boxes
+        .clone()
+        .non_max_suppression(scores.clone(), options)
+        .expect("valid shapes and options");
+    let rows = selected.into_exact(); // the one read: the count
+    let [count, _] = rows.dims();
+    let indices = rows.clone().narrow(1, 2, 1).reshape([count]);
+    let kept = boxes.reshape([N, 4]).select(0, indices);
+
+    // The host's answer, on the scores the device computed.
+    let scores_host = scores.into_data().try_to_vec::<f32>().expect("f32 scores");
+    let mut expected = Vec::new();
+    for class in 0..CLASSES {
+        let row = &scores_host[class * N..(class + 1) * N];
+        let mut order: Vec<usize> = (0..N).filter(|&i| row[i] > 0.25).collect();
+        order.sort_by(|&a, &b| row[b].total_cmp(&row[a]).then(a.cmp(&b)));
+        let mut kept_here: Vec<usize> = Vec::new();
+        for i in order {
+            let candidate = &boxes_host[4 * i..4 * i + 4];
+            if kept_here.len() < 100
+                && !kept_here
+                    .iter()
+                    .any(|&k| overlaps(&boxes_host[4 * k..4 * k + 4], candidate, 0.45))
+            {
+                kept_here.push(i);
+            }
+        }
+        expected.extend(kept_here.iter().flat_map(|&i| [0, class as i64, i as i64]));
+    }
+    let rows = rows
+        .into_data()
+        .convert::<i64>()
+        .try_to_vec::<i64>()
+        .unwrap();
+    println!("detections of {N} boxes x {CLASSES} classes (score > 0.25, IoU 0.45): {count}");
+    assert_eq!(rows, expected, "the (batch, class, box) rows");
+    let kept = kept.into_data().try_to_vec::<f32>().expect("f32 boxes");
+    println!("  first kept box (class {}): {:?}", expected[1], &kept[..4]);
+    let expected_boxes: Vec<f32> = expected
+        .chunks_exact(3)
+        .flat_map(|row| boxes_host[4 * row[2] as usize..][..4].to_vec())
+        .collect();
+    assert_eq!(kept, expected_boxes, "the kept boxes");
+    println!("  rows and kept boxes equal the host's\n");
 }
 
 /// A squared error over the positions `valid` marks, as `x[mask]` gives it.

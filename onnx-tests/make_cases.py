@@ -645,6 +645,17 @@ def bench_models():
         initializers=[half],
     )
     yield model(
+        "bench_nms",
+        [helper.make_node("NonMaxSuppression",
+                          ["boxes", "scores", "max_output_boxes_per_class", "iou_threshold",
+                           "score_threshold"], ["selected"])],
+        [value("boxes", F, 3), value("scores", F, 3)],
+        [value("selected", I64, 2)],
+        initializers=[helper.make_tensor("max_output_boxes_per_class", I64, [1], [100]),
+                      helper.make_tensor("iou_threshold", F, [1], [0.45]),
+                      helper.make_tensor("score_threshold", F, [1], [0.25])],
+    )
+    yield model(
         "bench_scatternd_add",
         [helper.make_node("ScatterND", ["data", "indices", "updates"], ["y"], reduction="add")],
         [value("data", F, 1), value("indices", I64, 2), value("updates", F, 1)],

@@ -73,6 +73,18 @@ fn cases(device: &Device) -> Vec<(&'static str, Output, Output)> {
     let rows = Tensor::<1>::from_data([9.0, 10.0, 11.0, 12.0], device);
     let counts = Tensor::<2, Int>::zeros([2, 3], device);
     let pairs = Tensor::<2, Int>::from_data([[0, 1], [0, 1]], device);
+    let nms_boxes = Tensor::<3>::from_data(
+        [[
+            [0.0, 0.0, 1.0, 1.0],
+            [0.0, 0.1, 1.0, 1.1],
+            [0.0, -0.1, 1.0, 0.9],
+            [0.0, 10.0, 1.0, 11.0],
+            [0.0, 10.1, 1.0, 11.1],
+            [0.0, 100.0, 1.0, 101.0],
+        ]],
+        device,
+    );
+    let nms_scores = Tensor::<3>::from_data([[[0.9, 0.75, 0.6, 0.95, 0.5, 0.3]]], device);
     let add = ScatterNdOptions {
         reduction: Reduction::Add,
         ..Default::default()
@@ -152,6 +164,26 @@ fn cases(device: &Device) -> Vec<(&'static str, Output, Output)> {
                 int_tensor::<1>(TensorData::from([0i32, 7, -1, 255]), device)
                     .sort_stable(0, Order::Ascending)
                     .indices
+                    .into_data(),
+            ),
+        ),
+        (
+            "NMS (ONNX's boxes)",
+            Output::Ints(vec![0, 0, 3, 0, 0, 0, 0, 0, 5]),
+            ints(
+                tracked_on_autodiff(nms_boxes, device)
+                    .non_max_suppression(
+                        tracked_on_autodiff(nms_scores, device),
+                        NmsOptions {
+                            iou_threshold: 0.5,
+                            score_threshold: Some(0.0),
+                            max_per_class: Some(3),
+                            box_format: BoxFormat::Corners,
+                            indices_dtype: None,
+                        },
+                    )
+                    .unwrap()
+                    .into_exact()
                     .into_data(),
             ),
         ),

@@ -378,6 +378,27 @@ fn check_sorted(input: &[f64], rows: usize, sorted: Sorted<2, impl Basic>, desce
 }
 
 #[test]
+fn axes_around_the_one_cube_limit() {
+    // Up to 4,096 elements one cube sorts a sequence in shared memory; past it, the radix
+    // passes. Ties from a palette of a few values, both orders, f32 and i64 keys.
+    for dtype in [DType::F32, DType::I64, DType::U8] {
+        let palette = palette(dtype);
+        for (rows, len) in [(3usize, 1024usize), (2, 1025), (1, 4096), (2, 4097)] {
+            let bits: Vec<u64> = (0..(rows * len) as u64)
+                .map(|i| palette[(i.wrapping_mul(0x9E37_79B9) >> 7) as usize % palette.len()])
+                .collect();
+            let data = from_bits(&bits, &[rows, len], dtype);
+            for device in devices() {
+                for order in [Order::Ascending, Order::Descending] {
+                    let case = format!("{dtype:?} [{rows}, {len}] {order:?}");
+                    check(&device, &data, len, 1, order, &case);
+                }
+            }
+        }
+    }
+}
+
+#[test]
 fn long_axes() {
     // On the GPU only: Flex runs the same reference as in every other test, whose debug build
     // would take minutes here.

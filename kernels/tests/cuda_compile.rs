@@ -26,6 +26,9 @@ use burn_dml_ops_kernels::compress::{
     CompressInput, CompressOutput, CompressShape, launch_compress,
 };
 use burn_dml_ops_kernels::copy::{launch_contiguous_words, launch_copy};
+use burn_dml_ops_kernels::nms::{
+    NmsBoxFormat, NmsInput, NmsLimits, NmsOutput, NmsShape, launch_non_max_suppression,
+};
 use burn_dml_ops_kernels::nonzero::{
     CompactionInput, CompactionOutput, CompactionPlan, NonZeroPredicate, launch_nonzero_coordinates,
 };
@@ -45,7 +48,7 @@ use common::{INTEGERS, WIDTHS};
 use cuda::{CapturedSource, Nvrtc, Resources, Types, sm90_properties};
 
 /// Every `#[cube(launch_unchecked)]` kernel function of the crate.
-const KERNELS: [&str; 48] = [
+const KERNELS: [&str; 50] = [
     "bit_count_kernel",
     "bit_count_words_kernel",
     "compress_gather_packed",
@@ -54,6 +57,8 @@ const KERNELS: [&str; 48] = [
     "copy_kernel",
     "copy_tail_word_kernel",
     "index_tuples",
+    "nms_sweep",
+    "nms_write_rows",
     "nonzero_fill_padding",
     "nonzero_output_words",
     "nonzero_scan_tiles",
@@ -348,7 +353,13 @@ fn launch_every_sort(client: &Client) {
         .filter(|elem| *elem != ElemType::Bool);
     for elem in elems {
         for indices_elem in OUTPUT_INTS {
-            let plans = [SortPlan::for_client(client), SortPlan { planes: false }];
+            let plans = [
+                SortPlan::for_client(client),
+                SortPlan {
+                    planes: false,
+                    cube_len: 0,
+                },
+            ];
             for (order, plan) in [SortOrder::Ascending, SortOrder::Descending]
                 .into_iter()
                 .zip(plans)
@@ -380,6 +391,43 @@ fn launch_every_sort(client: &Client) {
     }
 }
 
+fn launch_every_nms(client: &Client) {
+    let shape = NmsShape {
+        batches: 2,
+        classes: 3,
+        boxes: 300,
+    };
+    for elem in [
+        ElemType::Int(IntKind::I8),
+        ElemType::Int(IntKind::I16),
+        ElemType::Int(IntKind::I32),
+        ElemType::Int(IntKind::I64),
+    ] {
+        for format in [NmsBoxFormat::Corners, NmsBoxFormat::Center] {
+            let _ = launch_non_max_suppression(
+                client,
+                &NmsInput {
+                    boxes: client.empty(2 * 300 * 16),
+                    scores: client.empty(2 * 3 * 300 * 4),
+                },
+                &NmsOutput {
+                    count: client.empty(16),
+                    selected: client.empty(2 * 3 * 300 * 3 * elem.size() + 16),
+                    elem,
+                },
+                shape,
+                &NmsLimits {
+                    iou_threshold: 0.5,
+                    score_threshold: Some(0.1),
+                    max_per_class: 300,
+                    format,
+                },
+                SortPlan::for_client(client),
+            );
+        }
+    }
+}
+
 fn launch_every_tuples(client: &Client) {
     for elem in index_elems() {
         let len = 6 * 4 * 5;
@@ -402,7 +450,7 @@ type Operator = (&'static str, fn(&Client), &'static [&'static str]);
 /// every kernel it has.
 fn every_kernel(client: &Client) -> BTreeMap<String, CapturedSource> {
     let mut sources = BTreeMap::new();
-    let launchers: [Operator; 7] = [
+    let launchers: [Operator; 8] = [
         (
             "nonzero",
             launch_every_nonzero,
@@ -476,6 +524,16 @@ fn every_kernel(client: &Client) -> BTreeMap<String, CapturedSource> {
             ],
         ),
         ("tuples", launch_every_tuples, &["index_tuples"]),
+        (
+            "nms",
+            launch_every_nms,
+            &[
+                "sort_keys",
+                "nms_sweep",
+                "nonzero_scan_tiles",
+                "nms_write_rows",
+            ],
+        ),
         (
             "copy",
             launch_every_copy,

@@ -6,20 +6,24 @@ mod common;
 
 use burn_dml_ops_kernels::KernelError;
 use burn_dml_ops_kernels::sort::{
-    SortInput, SortOrder, SortOutput, SortPlan, SortShape, launch_top_k,
+    CUBE_SORT_MAX, SortInput, SortOrder, SortOutput, SortPlan, SortShape, launch_top_k,
 };
 use common::nonzero::planes_run;
 use common::{GUARD, GUARD_BYTE, client, xorshift};
 use cubecl::ir::{ElemType, FloatKind, IntKind, UIntKind};
 use cubecl::prelude::*;
 
-/// The plans under test: shared memory, and planes where they run.
+/// The plans under test: shared memory, and planes where they run, each with the one-cube sort
+/// of short axes and with the radix passes only.
 fn plans(client: &Client) -> Vec<SortPlan> {
-    let mut plans = vec![SortPlan { planes: false }];
+    let mut scans = vec![false];
     if planes_run(client) {
-        plans.push(SortPlan { planes: true });
+        scans.push(true);
     }
-    plans
+    scans
+        .into_iter()
+        .flat_map(|planes| [0, CUBE_SORT_MAX].map(|cube_len| SortPlan { planes, cube_len }))
+        .collect()
 }
 
 /// The key an element of `bits` bits orders by (unsigned order = the element's), independent of
@@ -171,6 +175,31 @@ fn every_width_both_scans_and_both_orders() {
                     };
                     check(&client, elem, shape, order, plan);
                 }
+            }
+        }
+    }
+}
+
+#[test]
+fn axes_around_the_one_cube_sorts_runs() {
+    let Some(client) = client() else { return };
+    // A run of 1 to 32 elements per unit, the longest axis one cube sorts, and one past it.
+    for plan in plans(&client) {
+        for elem in [ElemType::Float(FloatKind::F32), ElemType::Int(IntKind::I64)] {
+            for (outer, axis_len, k) in [
+                (3, 128, 128),
+                (2, 129, 129),
+                (2, 1025, 1025),
+                (1, CUBE_SORT_MAX, 10),
+                (1, CUBE_SORT_MAX + 1, CUBE_SORT_MAX + 1),
+            ] {
+                let shape = SortShape {
+                    outer,
+                    axis_len,
+                    inner: 1,
+                    k,
+                };
+                check(&client, elem, shape, SortOrder::Descending, plan);
             }
         }
     }

@@ -1,8 +1,10 @@
 //! The same imported models with burn-dml-ops-onnx's overrides and with Burn's built-ins, on
 //! `Device::default()`: NonZero, torch's `x[mask]` chain (Greater, NonZero, Transpose, GatherND)
 //! and ScatterND `add` with 64 updates to a target, beside a copy of the input's bytes (`x + 1`,
-//! the memory limit). Each row queues `CALLS` calls on distinct inputs between two syncs and
-//! prints the median ms per call over the repetitions, and GB/s of the input read.
+//! the memory limit), and NonMaxSuppression of `n / 64` boxes (at most 20,000) and 80 classes
+//! (score threshold 0.25, IoU 0.45, at most 100 per class). Each row queues `CALLS` calls on
+//! distinct inputs between two syncs and prints the median ms per call over the repetitions, and
+//! GB/s of the input read.
 //!
 //! `cargo bench -p burn-dml-ops-onnx-tests --bench imported`; `IMPORTED_BENCH_SIZES=16,20,24`
 //! (log2 element counts) sets the sizes, `IMPORTED_BENCH_REPS` the repetitions (default 5).
@@ -84,6 +86,40 @@ fn main() {
         let a = time(&device, reps, || run(&|d, i, u| ours.forward(d, i, u)));
         let b = time(&device, reps, || run(&|d, i, u| model.forward(d, i, u)));
         row("ScatterND add, 64 per target", log2, a, b, copy, n);
+
+        // Detector-like: boxes around 40 objects, scores cubed uniform numbers (most are low).
+        let boxes_n = (n / 64).clamp(1, 20_000);
+        let centres = Tensor::<3>::random([1, 40, 2], Distribution::Uniform(0.0, 600.0), &device);
+        let pick = Tensor::<1>::random([boxes_n], Distribution::Uniform(0.0, 40.0), &device).int();
+        let corner = centres.select(1, pick)
+            + Tensor::random([1, boxes_n, 2], Distribution::Uniform(-5.0, 5.0), &device);
+        let boxes = Tensor::cat(vec![corner.clone(), corner.add_scalar(60.0)], 2);
+        let scores: Vec<Tensor<3>> = (0..CALLS)
+            .map(|_| {
+                Tensor::<3>::random([1, 80, boxes_n], Distribution::Uniform(0.0, 1.0), &device)
+                    .powi_scalar(3)
+            })
+            .collect();
+        let (ours, model) = (
+            dml::bench_nms::Model::new(&device),
+            builtin::bench_nms::Model::new(&device),
+        );
+        let a = time(&device, reps, || {
+            scores
+                .iter()
+                .map(|s| ours.forward(boxes.clone(), s.clone()))
+                .collect()
+        });
+        let b = time(&device, reps, || {
+            scores
+                .iter()
+                .map(|s| model.forward(boxes.clone(), s.clone()))
+                .collect()
+        });
+        let copy = time(&device, reps, || {
+            scores.iter().map(|s| s.clone().add_scalar(1.0)).collect()
+        });
+        row("NMS, n / 64 boxes x 80", log2, a, b, copy, boxes_n * 80);
     }
 }
 

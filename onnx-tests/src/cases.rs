@@ -429,6 +429,9 @@ pub mod dml {
     pub mod bench_mask_select {
         include!(concat!(env!("OUT_DIR"), "/dml/bench_mask_select.rs"));
     }
+    pub mod bench_nms {
+        include!(concat!(env!("OUT_DIR"), "/dml/bench_nms.rs"));
+    }
     pub mod bench_scatternd_add {
         include!(concat!(env!("OUT_DIR"), "/dml/bench_scatternd_add.rs"));
     }
@@ -875,6 +878,9 @@ pub mod builtin {
     }
     pub mod bench_mask_select {
         include!(concat!(env!("OUT_DIR"), "/builtin/bench_mask_select.rs"));
+    }
+    pub mod bench_nms {
+        include!(concat!(env!("OUT_DIR"), "/builtin/bench_nms.rs"));
     }
     pub mod bench_scatternd_add {
         include!(concat!(env!("OUT_DIR"), "/builtin/bench_scatternd_add.rs"));

@@ -4,9 +4,11 @@ use cubecl::ir::{ElemType, FloatKind, UIntKind};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 
+use super::counters::COUNTER_WORDS;
 use super::keys::{KeyFormat, KeyKind, sort_keys};
 use super::output::{sort_gather_values, sort_write_indices};
 use super::radix::{DIGIT_BITS, DIGITS, sort_count_digits, sort_scan_blocks, sort_scatter_digits};
+use super::short::sort_segments_in_cube;
 use crate::KernelError;
 use crate::capture::launch_unchecked;
 use crate::launch::{
@@ -31,22 +33,57 @@ pub enum SortOrder {
     Descending,
 }
 
-/// How the radix passes scan across a cube: with plane (subgroup) operations, or in shared
-/// memory. Either orders ties the same way; the plane scan is the faster one on GPUs.
+/// How the sort runs: whether its cube scans use plane (subgroup) operations or shared memory,
+/// and up to which axis length one cube sorts a whole sequence in shared memory in one launch
+/// instead of the radix passes over device memory. Every plan orders ties the same way.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SortPlan {
     /// Whether the cube scans use plane operations (the runtime must have them).
     pub planes: bool,
+    /// The longest axis sorted by one cube, at most [`CUBE_SORT_MAX`]; 0 never does. Shorter
+    /// still where the runtime's shared memory cannot hold it (64-bit keys need more).
+    pub cube_len: usize,
 }
+
+/// The longest axis one cube sorts: 128 units of 32 elements.
+pub const CUBE_SORT_MAX: usize = CUBE_UNITS * 32;
+
+/// Units of the one-cube sort.
+const CUBE_UNITS: usize = 128;
 
 impl SortPlan {
     /// Plane scans where `client` reports plane operations (GPUs), shared memory elsewhere
-    /// (lavapipe: cubecl-wgpu turns planes off on CPU adapters; OpenGL).
+    /// (lavapipe: cubecl-wgpu turns planes off on CPU adapters; OpenGL); one cube sorts every
+    /// axis its shared memory holds.
     pub fn for_client(client: &Client) -> Self {
         Self {
             planes: has_planes(client),
+            cube_len: CUBE_SORT_MAX,
         }
     }
+}
+
+/// Shared memory of the one-cube sort of `capacity` elements with `key_words`-word keys: the keys
+/// and positions, and the counters' scan.
+fn cube_sort_bytes(capacity: usize, key_words: usize) -> usize {
+    (capacity * (key_words + 1) + 2 * COUNTER_WORDS * CUBE_UNITS + 64) * size_of::<u32>()
+}
+
+/// Elements per unit of the one-cube sort of `axis_len` elements under `plan`, if one cube
+/// sorts it: the smallest power of two that covers the axis.
+fn cube_sort_run(
+    client: &Client,
+    plan: SortPlan,
+    axis_len: usize,
+    key_words: usize,
+) -> Option<usize> {
+    let per_unit = axis_len.div_ceil(CUBE_UNITS).max(1).next_power_of_two();
+    let capacity = CUBE_UNITS * per_unit;
+    let shared = crate::capture::properties(client)
+        .hardware
+        .max_shared_memory_size;
+    (axis_len <= plan.cube_len.min(CUBE_SORT_MAX) && cube_sort_bytes(capacity, key_words) <= shared)
+        .then_some(per_unit)
 }
 
 /// The shape of a sort along one axis of a contiguous `[outer, axis_len, inner]` input, keeping
@@ -193,7 +230,10 @@ pub fn launch_top_k(
         SortOrder::Descending => format.low_mask(),
     };
     sort.keys(&input.values, inner, flip);
-    let sorted = sort.passes();
+    let sorted = match cube_sort_run(client, plan, axis_len, format.words()) {
+        Some(per_unit) => sort.in_cube(per_unit),
+        None => sort.passes(),
+    };
     sort.outputs(
         &input.values,
         output,
@@ -298,6 +338,45 @@ impl<'a> RadixSort<'a> {
                 self.format,
             ));
         }
+    }
+
+    /// The whole sort of each segment in one cube, `per_unit` elements to a unit: the sorted
+    /// positions go to the second buffer.
+    fn in_cube(&self, per_unit: usize) -> usize {
+        let segments = self.len / self.axis_len;
+        let key_words = self.len * self.format.words();
+        let passes = if self.format.words() == 2 {
+            16
+        } else {
+            self.format.bits / DIGIT_BITS
+        };
+        // SAFETY: cube `s < segments` reads keys and positions of segment `s` (below `len` and
+        // `key_words`) and writes positions below `len`; its shared memory holds `128 *
+        // per_unit >= axis_len` elements, every index below `axis_len`.
+        unsafe {
+            launch_unchecked!(sort_segments_in_cube(
+                self.client,
+                cubecl::calculate_cube_count_elemwise(
+                    self.client,
+                    segments * CUBE_UNITS,
+                    CubeDim::new_1d(CUBE_UNITS as u32)
+                ),
+                CubeDim::new_1d(CUBE_UNITS as u32),
+                self.address,
+                BufferArg::from_raw_parts(self.keys[0].clone(), key_words),
+                BufferArg::from_raw_parts(self.positions[0].clone(), self.len),
+                BufferArg::from_raw_parts(self.positions[1].clone(), self.len),
+                self.len,
+                self.axis_len,
+                segments,
+                passes,
+                self.format.words(),
+                per_unit,
+                CUBE_UNITS,
+                self.planes,
+            ));
+        }
+        1
     }
 
     /// Every radix pass, low digits first; returns which of the two buffers ends up sorted.

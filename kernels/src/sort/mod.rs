@@ -8,7 +8,11 @@
 //! 1. [`sort_keys`](fn@sort_keys) turns each element into an unsigned key whose order is the
 //!    element's ([`KeyFormat`]; descending order inverts it) and lays the keys out segment by
 //!    segment, with each element's position along the axis.
-//! 2. Per 4-bit digit, low digits first: [`sort_count_digits`](fn@sort_count_digits) counts each
+//! 2. A sequence that fits one cube's shared memory (up to [`CUBE_SORT_MAX`] elements) is sorted
+//!    there whole, one cube per sequence, in one launch
+//!    ([`sort_segments_in_cube`](fn@sort_segments_in_cube)): each unit ranks a run of elements
+//!    with packed digit counters and one cube scan per digit. Longer ones take the passes below.
+//!    Per 4-bit digit, low digits first: [`sort_count_digits`](fn@sort_count_digits) counts each
 //!    tile's digits into a table, [`sort_scan_blocks`](fn@sort_scan_blocks) and the
 //!    compaction's one-cube scan turn the table into offsets, and
 //!    [`sort_scatter_digits`](fn@sort_scatter_digits) moves every key and position to its
@@ -21,13 +25,18 @@
 //! (8- and 16-bit types on WGSL, 64-bit ones on OpenGL), and the lengths and `k` travel as
 //! launch arguments: nothing compiles per call.
 
+mod counters;
 mod keys;
 mod launch;
 mod output;
 mod radix;
+mod short;
 
 pub(crate) use keys::load_field;
 pub use keys::{KeyFormat, KeyKind, sort_keys};
-pub use launch::{SortInput, SortOrder, SortOutput, SortPlan, SortShape, launch_top_k};
+pub use launch::{
+    CUBE_SORT_MAX, SortInput, SortOrder, SortOutput, SortPlan, SortShape, launch_top_k,
+};
 pub use output::{sort_gather_values, sort_write_indices};
 pub use radix::{sort_count_digits, sort_scan_blocks, sort_scatter_digits};
+pub use short::sort_segments_in_cube;
