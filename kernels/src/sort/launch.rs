@@ -16,9 +16,11 @@ use crate::launch::{
 };
 use crate::nonzero::nonzero_scan_tiles;
 
-/// Units per cube of the radix passes, and elements per tile: at most 255, which the packed
-/// 8-bit digit counters hold.
+/// Units per cube of the radix passes.
 const TILE: usize = 128;
+
+/// Elements each unit of a radix pass holds: a tile is `TILE * RUN` elements.
+const RUN: usize = 8;
 
 /// Count-table entries each unit of the table's block scan adds up.
 const SCAN_PER_UNIT: usize = 16;
@@ -276,7 +278,7 @@ impl<'a> RadixSort<'a> {
         planes: bool,
     ) -> Self {
         let segments = len / axis_len;
-        let tiles_per_segment = axis_len.div_ceil(TILE);
+        let tiles_per_segment = axis_len.div_ceil(TILE * RUN);
         let tiles = segments * tiles_per_segment;
         let table_len = tiles * DIGITS;
         let blocks = table_len.div_ceil(TILE * SCAN_PER_UNIT);
@@ -285,7 +287,7 @@ impl<'a> RadixSort<'a> {
         // Every index a unit forms: keys and positions, the table, and the tiles' units.
         let reach = (key_words + 2 * len)
             .max(table_len + TILE * SCAN_PER_UNIT)
-            .max((tiles + 1) * TILE * 2);
+            .max((tiles + 1) * TILE * RUN * 2);
         Self {
             client,
             format,
@@ -418,6 +420,7 @@ impl<'a> RadixSort<'a> {
                 word_offset,
                 shift,
                 TILE,
+                RUN,
                 self.planes,
             ));
             launch_unchecked!(sort_scan_blocks(
@@ -471,6 +474,7 @@ impl<'a> RadixSort<'a> {
                 block,
                 self.format.words(),
                 TILE,
+                RUN,
                 self.planes,
             ));
         }

@@ -1,16 +1,17 @@
-//! One pass of the LSD radix sort: 4-bit digits, counted per tile of `cube_size` elements of a
-//! segment, then moved to their place in a stable order.
+//! One pass of the LSD radix sort: 4-bit digits, counted per tile of `cube_size * per_unit`
+//! elements of a segment, then moved to their place in a stable order.
 //!
-//! A tile's units hold one element each, in scan-rank order (see `scan_rank`), and rank each
-//! element among the tile's elements of its digit with four cube scans of packed counters (four
-//! digits of 8 bits to a word, so a tile holds at most 255 elements). The count kernel writes
-//! each digit's tile total to `counts[(segment * 16 + digit) * tiles_per_segment + tile]`; the
-//! exclusive scan of that table over all segments gives each (segment, digit, tile) its first
-//! place, since every segment's counts add up to its length. The scatter kernel moves each
-//! element there plus its rank: equal digits keep their order, which makes the sort stable.
+//! A tile's units hold a run of `per_unit` consecutive elements each, runs in scan-rank order
+//! (see `scan_rank`), and rank each element among the tile's elements of its digit from the
+//! unit's packed digit counters and one cube scan of all sixteen (`counters`). The count kernel
+//! writes each digit's tile total to `counts[(segment * 16 + digit) * tiles_per_segment +
+//! tile]`; the exclusive scan of that table over all segments gives each (segment, digit, tile)
+//! its first place, since every segment's counts add up to its length. The scatter kernel moves
+//! each element there plus its rank: equal digits keep their order, which makes the sort stable.
 
 use cubecl::prelude::*;
 
+use super::counters::{COUNTER_WORDS, count_digit, counter, cube_counter_sums, zero_counters};
 use crate::nonzero::{cube_inclusive_sum, scan_rank};
 
 /// Buckets of a 4-bit digit.
@@ -19,70 +20,32 @@ pub(crate) const DIGITS: usize = 16;
 /// Bits per radix pass.
 pub(crate) const DIGIT_BITS: u32 = 4;
 
-/// Where the unit's element lies: its segment, its tile in the segment, its position along the
-/// axis, and whether it exists (units past the axis's end, or of cubes past the last tile, hold
-/// none but still take part in the scans).
+/// Where the unit's run lies: its segment, its tile in the segment, the position along the axis
+/// of its first element, and whether the cube has a tile (cubes past the last one take part in
+/// nothing but the scans).
 #[derive(CubeType, Clone, Copy)]
-struct TileSlot {
+struct RunSlot {
     segment: usize,
     tile: usize,
-    position: usize,
-    valid: bool,
+    first: usize,
+    live: bool,
 }
 
 #[cube]
-fn tile_slot(
+fn run_slot(
     rank: usize,
-    axis_len: usize,
     tiles_per_segment: usize,
     tiles: usize,
     #[comptime] cube_size: usize,
-) -> TileSlot {
+    #[comptime] per_unit: usize,
+) -> RunSlot {
     let tile_index = CUBE_POS;
-    let segment = tile_index / tiles_per_segment;
     let tile = tile_index % tiles_per_segment;
-    let position = tile * cube_size + rank;
-    TileSlot {
-        segment,
+    RunSlot {
+        segment: tile_index / tiles_per_segment,
         tile,
-        position,
-        valid: tile_index < tiles && position < axis_len,
-    }
-}
-
-/// The cube-wide inclusive sums of the unit's digit flags, four digits of 8 bits to a word:
-/// word `q` holds digits `4q..4q + 4`. Every unit of the cube must call it.
-#[cube]
-fn digit_sums(
-    digit: u32,
-    valid: bool,
-    #[comptime] cube_size: usize,
-    #[comptime] planes: bool,
-) -> (u32, u32, u32, u32) {
-    let flag = select(valid, 1u32 << ((digit % 4) * 8), 0u32);
-    let group = digit / 4;
-    let s0 = cube_inclusive_sum(select(group == 0, flag, 0u32), cube_size, planes);
-    let s1 = cube_inclusive_sum(select(group == 1, flag, 0u32), cube_size, planes);
-    let s2 = cube_inclusive_sum(select(group == 2, flag, 0u32), cube_size, planes);
-    let s3 = cube_inclusive_sum(select(group == 3, flag, 0u32), cube_size, planes);
-    (s0, s1, s2, s3)
-}
-
-/// Writes the four digit counts packed in `sums` (digits `4 * group..`) to the count table.
-#[cube]
-fn write_group(
-    counts: &mut [u32],
-    sums: u32,
-    segment: usize,
-    tile: usize,
-    tiles_per_segment: usize,
-    #[comptime] group: usize,
-) {
-    #[unroll]
-    for f in 0..4usize {
-        let digit = comptime!(group * 4 + f);
-        let at = (segment * DIGITS + digit) * tiles_per_segment + tile;
-        counts[at] = (sums >> comptime!((f * 8) as u32)) & 0xFFu32;
+        first: tile * comptime!(cube_size * per_unit) + rank * per_unit,
+        live: tile_index < tiles,
     }
 }
 
@@ -98,23 +61,27 @@ pub fn sort_count_digits(
     word_offset: usize,
     shift: u32,
     #[comptime] cube_size: usize,
+    #[comptime] per_unit: usize,
     #[comptime] planes: bool,
 ) {
     let rank = scan_rank(cube_size, planes) as usize;
-    let slot = tile_slot(rank, axis_len, tiles_per_segment, tiles, cube_size);
-    let mut digit = 0u32;
-    if slot.valid {
-        let g = slot.segment * axis_len + slot.position;
-        digit = (keys[word_offset + g] >> shift) & 15u32;
+    let slot = run_slot(rank, tiles_per_segment, tiles, cube_size, per_unit);
+    let row = word_offset + slot.segment * axis_len;
+    let mut sums = zero_counters();
+    #[unroll]
+    for e in 0..per_unit {
+        let p = slot.first + e;
+        if slot.live && p < axis_len {
+            count_digit(&mut sums, (keys[row + p] >> shift) & 15u32);
+        }
     }
-    let (s0, s1, s2, s3) = digit_sums(digit, slot.valid, cube_size, planes);
-    if CUBE_POS < tiles && rank == cube_size - 1 {
-        let segment = slot.segment;
-        let tile = slot.tile;
-        write_group(counts, s0, segment, tile, tiles_per_segment, 0usize);
-        write_group(counts, s1, segment, tile, tiles_per_segment, 1usize);
-        write_group(counts, s2, segment, tile, tiles_per_segment, 2usize);
-        write_group(counts, s3, segment, tile, tiles_per_segment, 3usize);
+    cube_counter_sums(&mut sums, cube_size, planes);
+    if slot.live && rank == comptime!(cube_size - 1) {
+        #[unroll]
+        for d in 0..DIGITS {
+            let at = (slot.segment * DIGITS + d) * tiles_per_segment + slot.tile;
+            counts[at] = counter(&sums, d as u32);
+        }
     }
 }
 
@@ -139,32 +106,47 @@ pub fn sort_scatter_digits(
     block: usize,
     #[comptime] key_words: usize,
     #[comptime] cube_size: usize,
+    #[comptime] per_unit: usize,
     #[comptime] planes: bool,
 ) {
     let rank = scan_rank(cube_size, planes) as usize;
-    let slot = tile_slot(rank, axis_len, tiles_per_segment, tiles, cube_size);
-    let g = slot.segment * axis_len + slot.position;
-    let mut digit = 0u32;
-    if slot.valid {
-        digit = (keys[word_offset + g] >> shift) & 15u32;
+    let slot = run_slot(rank, tiles_per_segment, tiles, cube_size, per_unit);
+    let row = slot.segment * axis_len;
+    let mut digits = Array::<u32>::new(per_unit);
+    let mut mine = zero_counters();
+    #[unroll]
+    for e in 0..per_unit {
+        let p = slot.first + e;
+        if slot.live && p < axis_len {
+            let digit = (keys[word_offset + row + p] >> shift) & 15u32;
+            digits[e] = digit;
+            count_digit(&mut mine, digit);
+        }
     }
-    let (s0, s1, s2, s3) = digit_sums(digit, slot.valid, cube_size, planes);
-    if slot.valid {
-        let group = digit / 4;
-        let sums = select(
-            group == 0,
-            s0,
-            select(group == 1, s1, select(group == 2, s2, s3)),
-        );
-        let within = ((sums >> ((digit % 4) * 8)) & 0xFFu32) - 1;
-        let at = (slot.segment * DIGITS + digit as usize) * tiles_per_segment + slot.tile;
-        let dest = (offsets[at] + block_offsets[at / block] + within) as usize;
-        if dest < len {
-            #[unroll]
-            for w in 0..key_words {
-                keys_out[comptime!(w) * len + dest] = keys[comptime!(w) * len + g];
+    let mut sums = zero_counters();
+    #[unroll]
+    for q in 0..COUNTER_WORDS {
+        sums[q] = mine[q];
+    }
+    cube_counter_sums(&mut sums, cube_size, planes);
+    let mut seen = zero_counters();
+    #[unroll]
+    for e in 0..per_unit {
+        let p = slot.first + e;
+        if slot.live && p < axis_len {
+            let digit = digits[e];
+            let within = counter(&sums, digit) - counter(&mine, digit) + counter(&seen, digit);
+            count_digit(&mut seen, digit);
+            let at = (slot.segment * DIGITS + digit as usize) * tiles_per_segment + slot.tile;
+            let dest = (offsets[at] + block_offsets[at / block] + within) as usize;
+            if dest < len {
+                let g = row + p;
+                #[unroll]
+                for w in 0..key_words {
+                    keys_out[comptime!(w) * len + dest] = keys[comptime!(w) * len + g];
+                }
+                positions_out[dest] = positions[g];
             }
-            positions_out[dest] = positions[g];
         }
     }
 }
