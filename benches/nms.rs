@@ -12,8 +12,9 @@
 //! Each measurement queues `QUEUED` calls between two syncs, each on its own scores. Before
 //! anything is timed, the first input's rows are checked against burn-vision's, class by class.
 //!
-//! `cargo bench --bench nms` measures `N` of 1,000 and 8,400 (lavapipe); `NMS_BENCH_BOXES=1000,8400,20000`
-//! and `NMS_BENCH_BATCHES=8` add the rest on a GPU.
+//! `cargo bench --bench nms --features bench-vision` (burn-vision is the baseline) measures `N`
+//! of 1,000 and 8,400 (lavapipe); `NMS_BENCH_BOXES=1000,8400,20000` and `NMS_BENCH_BATCHES=8`
+//! add the rest on a GPU.
 
 mod common;
 
@@ -106,7 +107,7 @@ fn vision(boxes: &Tensor<3>, scores: &Tensor<3>, threshold: Option<f32>) -> Vec<
         let batch_boxes: Tensor<2> = boxes.clone().slice_dim(0, b..b + 1).squeeze_dim(0);
         for c in 0..classes {
             let class_scores: Tensor<1> = scores.clone().slice([b..b + 1, c..c + 1]).flatten(0, 2);
-            kept.push(batch_boxes.clone().nms(class_scores, options.clone()));
+            kept.push(batch_boxes.clone().nms(class_scores, options));
         }
     }
     kept

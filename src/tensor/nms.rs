@@ -5,7 +5,7 @@ use burn::backend::Dispatch;
 use burn::tensor::{DType, Device, FloatDType, Int, IntDType, Tensor};
 
 use super::nonzero::max_value;
-use super::support::{check_encoding, read_count};
+use super::support::{check_encoding, leading_rows, read_count};
 use crate::nms_rules::BoxFormat;
 use crate::{DmlOps, DmlOpsError};
 
@@ -51,15 +51,7 @@ impl Selected {
     /// synchronisation.
     pub fn into_exact(self) -> Tensor<2, Int> {
         let rows = self.count_sync();
-        if rows == 0 {
-            let device = self.selected.device();
-            return Tensor::empty([0, 3], (&device, self.selected.dtype()));
-        }
-        Tensor::from_dispatch(<Dispatch as DmlOps>::int_leading_slices(
-            self.selected.into_dispatch(),
-            0,
-            rows,
-        ))
+        leading_rows(self.selected, rows)
     }
 }
 

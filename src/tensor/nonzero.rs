@@ -3,7 +3,7 @@
 use burn::backend::Dispatch;
 use burn::tensor::{Bool, DType, Device, Float, Int, IntDType, Tensor};
 
-use super::support::{check_raw_bits_input, read_count};
+use super::support::{check_raw_bits_input, leading_rows, read_count};
 use crate::{DmlOps, DmlOpsError};
 
 const OPERATOR: &str = "NonZeroCoordinates";
@@ -40,16 +40,7 @@ impl NonZeroCoordinates {
     /// synchronisation.
     pub fn into_exact(self) -> Tensor<2, Int> {
         let rows = self.count_sync();
-        let [_, width] = self.coordinates.dims();
-        if rows == 0 {
-            let device = self.coordinates.device();
-            return Tensor::empty([0, width], (&device, self.coordinates.dtype()));
-        }
-        Tensor::from_dispatch(<Dispatch as DmlOps>::int_leading_slices(
-            self.coordinates.into_dispatch(),
-            0,
-            rows,
-        ))
+        leading_rows(self.coordinates, rows)
     }
 }
 

@@ -159,3 +159,17 @@ pub(crate) fn read_int_bits<const D: usize>(tensor: Tensor<D, Int>) -> TensorDat
     let copy = <Dispatch as DmlOps>::int_leading_slices(tensor.into_dispatch(), 0, dims[0]);
     Tensor::<D, Int>::from_dispatch(copy).into_data()
 }
+
+/// The first `rows` rows of a padded `[capacity, width]` result (NonZeroCoordinates' and NMS'
+/// exact forms): a contiguous copy of them, or an empty tensor of the same width and dtype.
+pub(crate) fn leading_rows(tensor: Tensor<2, Int>, rows: usize) -> Tensor<2, Int> {
+    if rows == 0 {
+        let [_, width] = tensor.dims();
+        return Tensor::empty([0, width], (&tensor.device(), tensor.dtype()));
+    }
+    Tensor::from_dispatch(<Dispatch as DmlOps>::int_leading_slices(
+        tensor.into_dispatch(),
+        0,
+        rows,
+    ))
+}

@@ -1,6 +1,6 @@
 //! Host-side launch of non-maximum suppression over raw CubeCL handles.
 
-use cubecl::ir::{ElemType, FloatKind, UIntKind};
+use cubecl::ir::{ElemType, UIntKind};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 
@@ -10,7 +10,7 @@ use crate::KernelError;
 use crate::capture::launch_unchecked;
 use crate::launch::{elementwise_geometry, fits_integer, require_len, require_word_aligned};
 use crate::nonzero::nonzero_scan_tiles;
-use crate::sort::{SortInput, SortOrder, SortOutput, SortPlan, SortShape, launch_top_k};
+use crate::sort::{SortOrder, SortPlan, sorted_positions};
 
 /// Units of a sweep's cube, and candidates per block.
 const SWEEP_UNITS: usize = 256;
@@ -107,7 +107,7 @@ fn min_score_key(threshold: Option<f32>) -> u32 {
 /// [`NmsShape::capacity`]; `count` their number. Nothing is read back.
 ///
 /// Four steps, none waiting on another workgroup: the crate's stable sort orders each
-/// (batch, class)'s scores, one cube per (batch, class) sweeps them (see the
+/// (batch, class)'s boxes by score, one cube per (batch, class) sweeps them (see the
 /// [module](super)), the compaction's one-cube scan places each one's rows, and one launch
 /// writes the rows as words of the output type.
 ///
@@ -170,30 +170,16 @@ pub fn launch_non_max_suppression(
     let total = words(1);
     let kept_index = words(capacity);
     if capacity > 0 {
-        let sorted_scores = words(scores);
-        let order = words(scores);
-        launch_top_k(
+        let order = sorted_positions(
             client,
-            &SortInput {
-                values: input.scores.clone(),
-                elem: ElemType::Float(FloatKind::F32),
-            },
-            &SortOutput {
-                values: sorted_scores.clone(),
-                indices: order.clone(),
-                indices_elem: ElemType::UInt(UIntKind::U32),
-            },
-            SortShape {
-                outer: segments,
-                axis_len: n,
-                inner: 1,
-                k: n,
-            },
+            &input.scores,
+            (segments, n),
             SortOrder::Descending,
             plan,
-        )?;
+        );
         let kept_boxes = client.empty(capacity * KEPT_FLOATS * size_of::<f32>());
-        // SAFETY: cube `s < segments` reads scores and order below `segments * n`, boxes below
+        // SAFETY: cube `s < segments` reads order below `segments * n`, scores at `s * n` plus a
+        // listed position (clamped below `n`), boxes below
         // `batches * n * 4` (each index clamped below `n`), and writes kept slots below
         // `(s + 1) * cap` (the sweep stops at `cap`) and `kept_count[s]`.
         unsafe {
@@ -207,7 +193,7 @@ pub fn launch_non_max_suppression(
                 CubeDim::new_1d(SWEEP_UNITS as u32),
                 AddressType::from_len(scores * KEPT_FLOATS + SWEEP_UNITS),
                 BufferArg::from_raw_parts(input.boxes.clone(), batches * n * 4),
-                BufferArg::from_raw_parts(sorted_scores, scores),
+                BufferArg::from_raw_parts(input.scores.clone(), scores),
                 BufferArg::from_raw_parts(order, scores),
                 BufferArg::from_raw_parts(kept_boxes, capacity * KEPT_FLOATS),
                 BufferArg::from_raw_parts(kept_index.clone(), capacity),

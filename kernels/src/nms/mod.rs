@@ -1,8 +1,9 @@
 //! ONNX NonMaxSuppression, batched over batches and classes, on the device, with a fixed-size
 //! result and a device count like NonZeroCoordinates.
 //!
-//! 1. The crate's stable sort orders each (batch, class)'s scores, largest first, ties by lower
-//!    box index ([`launch_top_k`](crate::sort::launch_top_k), one segment per pair).
+//! 1. The crate's stable sort ([`sort`](crate::sort)) orders each (batch, class)'s scores,
+//!    largest first, ties by lower box index, one sequence per pair; the sweep reads the sorted
+//!    positions and nothing else of the sort's output.
 //! 2. [`nms_sweep`](fn@nms_sweep): one cube per (batch, class) walks its sorted boxes in blocks of
 //!    256 candidates. Each candidate is tested against the boxes kept so far, then against the
 //!    block's earlier candidates through a bitmask of 32-box words that one unit resolves in

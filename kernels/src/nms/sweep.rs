@@ -21,8 +21,18 @@ fn kept_box(kept_boxes: &mut [f32], slot: usize) -> NmsBox {
     }
 }
 
-/// Cube `s < segments` sweeps segment `s` (batch `s / classes`): the `n` scores in decreasing
-/// order (`sorted_scores`, as `f32` bits) with their box indices (`order`). Each block of
+/// Writes `b` into the five floats of `array` from `first`.
+#[cube]
+fn store_box(array: &mut [f32], first: usize, b: &NmsBox) {
+    array[first] = b.x_min;
+    array[first + 1] = b.x_max;
+    array[first + 2] = b.y_min;
+    array[first + 3] = b.y_max;
+    array[first + 4] = b.area;
+}
+
+/// Cube `s < segments` sweeps segment `s` (batch `s / classes`): its `n` boxes in decreasing
+/// score (`order` lists their indices; `scores` holds the segment's `f32` bits). Each block of
 /// `cube_size` candidates runs in four steps:
 ///
 /// 1. each unit takes one candidate (a score that passes `min_key`) and drops it if a box kept
@@ -38,7 +48,7 @@ fn kept_box(kept_boxes: &mut [f32], slot: usize) -> NmsBox {
 #[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn nms_sweep(
     boxes: &[f32],
-    sorted_scores: &[u32],
+    scores: &[u32],
     order: &[u32],
     kept_boxes: &mut [f32],
     kept_index: &mut [u32],
@@ -79,7 +89,7 @@ pub fn nms_sweep(
         // Always below `n`; the clamp keeps the load inside the boxes whatever it holds.
         let index = select((listed as usize) < n, listed, (n - 1) as u32);
         let mine = load_box(boxes, batch_first + index as usize, opaque, center);
-        let mut candidate = position < n && passes_score(sorted_scores[at], min_key);
+        let mut candidate = position < n && passes_score(scores[row + index as usize], min_key);
         // Step 1: the boxes kept by earlier blocks.
         if candidate {
             for k in 0..kept {
@@ -90,12 +100,7 @@ pub fn nms_sweep(
                 }
             }
         }
-        let first = unit * KEPT_FLOATS;
-        block_boxes[first] = mine.x_min;
-        block_boxes[first + 1] = mine.x_max;
-        block_boxes[first + 2] = mine.y_min;
-        block_boxes[first + 3] = mine.y_max;
-        block_boxes[first + 4] = mine.area;
+        store_box(&mut block_boxes, unit * KEPT_FLOATS, &mine);
         alive[unit] = select(candidate, 1u32, 0u32);
         sync_cube();
         // Step 2: earlier survivors of this block that suppress this one.
@@ -105,13 +110,7 @@ pub fn nms_sweep(
                 for bit in 0..32usize {
                     let j = w * 32 + bit;
                     if j < unit && alive[j] == 1 {
-                        let other = NmsBox {
-                            x_min: block_boxes[j * KEPT_FLOATS],
-                            x_max: block_boxes[j * KEPT_FLOATS + 1],
-                            y_min: block_boxes[j * KEPT_FLOATS + 2],
-                            y_max: block_boxes[j * KEPT_FLOATS + 3],
-                            area: block_boxes[j * KEPT_FLOATS + 4],
-                        };
+                        let other = kept_box(&mut block_boxes, j);
                         if suppresses(&mine, &other, iou_threshold, opaque) {
                             mask |= 1u32 << bit as u32;
                         }
@@ -153,19 +152,16 @@ pub fn nms_sweep(
                 rank += keep[w].count_ones() as usize;
             }
             let slot = list + kept + rank;
-            let at = slot * KEPT_FLOATS;
-            kept_boxes[at] = mine.x_min;
-            kept_boxes[at + 1] = mine.x_max;
-            kept_boxes[at + 2] = mine.y_min;
-            kept_boxes[at + 3] = mine.y_max;
-            kept_boxes[at + 4] = mine.area;
+            store_box(kept_boxes, slot * KEPT_FLOATS, &mine);
             kept_index[slot] = index;
         }
         kept += keep[words] as usize;
         // Scores are in decreasing order: once one below the threshold is reached, so are the
         // rest. NaNs, which never pass, come first.
         let last = select(base + cube_size < n, base + cube_size, n) - 1;
-        let last_bits = sorted_scores[row + last];
+        let last_listed = order[row + last];
+        let last_bits =
+            scores[row + select((last_listed as usize) < n, last_listed, 0u32) as usize];
         let last_is_nan = (last_bits & 0x7FFF_FFFFu32) > 0x7F80_0000u32;
         if !last_is_nan && !passes_score(last_bits, min_key) {
             base = n;

@@ -226,16 +226,14 @@ pub fn launch_top_k(
         return Ok(());
     }
 
-    let sort = RadixSort::new(client, len, axis_len, format, plan.planes);
-    let flip = match order {
-        SortOrder::Ascending => 0,
-        SortOrder::Descending => format.low_mask(),
-    };
-    sort.keys(&input.values, inner, flip);
-    let sorted = match cube_sort_run(client, plan, axis_len, format.words()) {
-        Some(per_unit) => sort.in_cube(per_unit),
-        None => sort.passes(),
-    };
+    let (sort, sorted) = RadixSort::run(
+        client,
+        &input.values,
+        (len, axis_len, inner),
+        format,
+        order,
+        plan,
+    );
     sort.outputs(
         &input.values,
         output,
@@ -269,7 +267,54 @@ struct RadixSort<'a> {
     address: AddressType,
 }
 
+/// Each sequence's positions along the axis in sorted order, as `u32`, sequence by sequence
+/// (`shape.k` is ignored): what the crate's own operators build on (non-maximum suppression
+/// takes its score order from it). The input must be `f32`, contiguous, with `inner` of 1, and
+/// not empty; the caller checks its size.
+pub(crate) fn sorted_positions(
+    client: &Client,
+    scores: &Handle,
+    (outer, axis_len): (usize, usize),
+    order: SortOrder,
+    plan: SortPlan,
+) -> Handle {
+    let format = key_format(ElemType::Float(FloatKind::F32)).expect("f32 has a key format");
+    let (sort, sorted) = RadixSort::run(
+        client,
+        scores,
+        (outer * axis_len, axis_len, 1),
+        format,
+        order,
+        plan,
+    );
+    sort.positions[sorted].clone()
+}
+
 impl<'a> RadixSort<'a> {
+    /// The keys of `len` elements of `input` in sequences of `axis_len` (from the caller's
+    /// shape), sorted in `order` by the one-cube sort or the radix passes; returns the sort and
+    /// which positions buffer holds the result.
+    fn run(
+        client: &'a Client,
+        input: &Handle,
+        (len, axis_len, inner): (usize, usize, usize),
+        format: KeyFormat,
+        order: SortOrder,
+        plan: SortPlan,
+    ) -> (Self, usize) {
+        let sort = Self::new(client, len, axis_len, format, plan.planes);
+        let flip = match order {
+            SortOrder::Ascending => 0,
+            SortOrder::Descending => format.low_mask(),
+        };
+        sort.keys(input, inner, flip);
+        let sorted = match cube_sort_run(client, plan, axis_len, format.words()) {
+            Some(per_unit) => sort.in_cube(per_unit),
+            None => sort.passes(),
+        };
+        (sort, sorted)
+    }
+
     fn new(
         client: &'a Client,
         len: usize,

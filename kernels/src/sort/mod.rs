@@ -34,6 +34,7 @@ mod short;
 
 pub(crate) use keys::load_field;
 pub use keys::{KeyFormat, KeyKind, sort_keys};
+pub(crate) use launch::sorted_positions;
 pub use launch::{
     CUBE_SORT_MAX, SortInput, SortOrder, SortOutput, SortPlan, SortShape, launch_top_k,
 };
