@@ -129,14 +129,14 @@ fn detections(device: &Device) {
             [
                 x,
                 y,
-                16.0 + sizes[2 * i] * 96.0,
-                16.0 + sizes[2 * i + 1] * 96.0,
+                48.0 + sizes[2 * i] * 192.0,
+                48.0 + sizes[2 * i + 1] * 192.0,
             ]
         })
         .collect();
     let logits: Vec<f32> = uniform(N * CLASSES, 6)
         .iter()
-        .map(|u| 8.0 * u - 7.0)
+        .map(|u| 8.0 * u - 9.0)
         .collect();
     let boxes = Tensor::<3>::from_data(TensorData::new(boxes_host.clone(), [1, N, 4]), device);
     let logits = Tensor::<3>::from_data(TensorData::new(logits, [1, CLASSES, N]), device);
