@@ -321,18 +321,9 @@ where
 ///
 /// Where the tensor does not hold exactly one element, or holds a negative value.
 pub fn top_k_count<const D: usize>(k: Tensor<D, Int>) -> usize {
-    let values = crate::tensor::support::read_int_bits(k)
-        .convert_dtype(burn::tensor::DType::I64)
-        .try_to_vec::<i64>()
-        .expect("an Int tensor converts to i64");
-    match values[..] {
-        [k] => usize::try_from(k)
-            .unwrap_or_else(|_| panic!("ONNX TopK: K = {k} is negative; K must be at least 0")),
-        _ => panic!(
-            "ONNX TopK: K must hold one element, got {} elements",
-            values.len()
-        ),
-    }
+    let k = int_scalar(k);
+    usize::try_from(k)
+        .unwrap_or_else(|_| panic!("ONNX TopK: K = {k} is negative; K must be at least 0"))
 }
 
 /// ONNX `NonMaxSuppression` (opsets 10 and 11): [`NmsExt::non_max_suppression`] with ONNX's

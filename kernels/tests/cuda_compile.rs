@@ -37,7 +37,7 @@ use burn_dml_ops_kernels::scatter_nd::{
     ScatterStrategy, launch_gather_nd, launch_scatter_nd,
 };
 use burn_dml_ops_kernels::sort::{
-    SortInput, SortOrder, SortOutput, SortPlan, SortShape, launch_top_k,
+    CUBE_SORT_MAX, SortInput, SortOrder, SortOutput, SortPlan, SortShape, launch_top_k,
 };
 use burn_dml_ops_kernels::tuples::launch_index_tuples;
 use burn_dml_ops_kernels::{InputView, StorageWidth};
@@ -48,7 +48,7 @@ use common::{INTEGERS, WIDTHS};
 use cuda::{CapturedSource, Nvrtc, Resources, Types, sm90_properties};
 
 /// Every `#[cube(launch_unchecked)]` kernel function of the crate.
-const KERNELS: [&str; 50] = [
+const KERNELS: [&str; 51] = [
     "bit_count_kernel",
     "bit_count_words_kernel",
     "compress_gather_packed",
@@ -98,6 +98,7 @@ const KERNELS: [&str; 50] = [
     "sort_keys",
     "sort_scan_blocks",
     "sort_scatter_digits",
+    "sort_segments_in_cube",
     "sort_write_indices",
 ];
 
@@ -353,24 +354,38 @@ fn launch_every_sort(client: &Client) {
         .filter(|elem| *elem != ElemType::Bool);
     for elem in elems {
         for indices_elem in OUTPUT_INTS {
-            let plans = [
-                SortPlan::for_client(client),
-                SortPlan {
-                    planes: false,
-                    cube_len: 0,
-                },
+            let gpu = SortPlan::for_client(client);
+            // The one-cube sort at a short axis and at its longest, and the radix passes, each
+            // with plane scans (what a GPU runs) and with shared-memory ones.
+            let configurations = [
+                (SortOrder::Ascending, gpu, 200),
+                (SortOrder::Descending, gpu, CUBE_SORT_MAX),
+                (SortOrder::Descending, SortPlan { cube_len: 0, ..gpu }, 200),
+                (
+                    SortOrder::Ascending,
+                    SortPlan {
+                        planes: false,
+                        cube_len: 0,
+                    },
+                    200,
+                ),
+                (
+                    SortOrder::Descending,
+                    SortPlan {
+                        planes: false,
+                        cube_len: CUBE_SORT_MAX,
+                    },
+                    200,
+                ),
             ];
-            for (order, plan) in [SortOrder::Ascending, SortOrder::Descending]
-                .into_iter()
-                .zip(plans)
-            {
+            for (order, plan, axis_len) in configurations {
                 let shape = SortShape {
                     outer: 3,
-                    axis_len: 200,
+                    axis_len,
                     inner: 5,
                     k: 7,
                 };
-                let len = 3 * 200 * 5;
+                let len = 3 * axis_len * 5;
                 let _ = launch_top_k(
                     client,
                     &SortInput {
@@ -519,6 +534,7 @@ fn every_kernel(client: &Client) -> BTreeMap<String, CapturedSource> {
                 "sort_scan_blocks",
                 "nonzero_scan_tiles",
                 "sort_scatter_digits",
+                "sort_segments_in_cube",
                 "sort_gather_values",
                 "sort_write_indices",
             ],

@@ -66,9 +66,10 @@ impl SortPlan {
 }
 
 /// Shared memory of the one-cube sort of `capacity` elements with `key_words`-word keys: the keys
-/// and positions, and the counters' scan.
+/// and positions, the counters' scan (a word per unit and counter word), and under 256 words
+/// more (the scan's run offsets, the digit totals, the plane ranks).
 fn cube_sort_bytes(capacity: usize, key_words: usize) -> usize {
-    (capacity * (key_words + 1) + 2 * COUNTER_WORDS * CUBE_UNITS + 64) * size_of::<u32>()
+    (capacity * (key_words + 1) + COUNTER_WORDS * CUBE_UNITS + 256) * size_of::<u32>()
 }
 
 /// Elements per unit of the one-cube sort of `axis_len` elements under `plan`, if one cube
