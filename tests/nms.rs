@@ -7,7 +7,7 @@
 
 mod common;
 
-use burn::tensor::{DType, Device, IntDType, Tensor, TensorData};
+use burn::tensor::{DType, Device, Distribution, IntDType, Tensor, TensorData};
 use burn_dml_ops::prelude::*;
 use common::nms::*;
 use common::*;
@@ -256,6 +256,38 @@ fn every_indices_dtype_and_fused_operands() {
                 "on {device:?}"
             );
         }
+    }
+}
+
+#[test]
+fn operands_made_on_the_device() {
+    // Random corners and sizes combined by fused arithmetic into boxes; scores from random
+    // numbers, zeroed under a comparison and squared: what a model's head hands over.
+    for device in devices_and_default() {
+        let corner = Tensor::<3>::random([2, 300, 2], Distribution::Uniform(0.0, 100.0), &device);
+        let size = Tensor::<3>::random([2, 300, 2], Distribution::Uniform(5.0, 30.0), &device);
+        let boxes = Tensor::cat(vec![corner.clone(), corner + size], 2);
+        let raw = Tensor::<3>::random([2, 3, 300], Distribution::Uniform(0.0, 1.0), &device);
+        let scores = raw
+            .clone()
+            .mask_fill(raw.lower_elem(0.3), 0.0)
+            .powi_scalar(2);
+        let case = NmsCase {
+            boxes: boxes.to_data().try_to_vec::<f32>().unwrap(),
+            scores: scores.to_data().try_to_vec::<f32>().unwrap(),
+            batches: 2,
+            classes: 3,
+            n: 300,
+            iou_threshold: 0.3,
+            score_threshold: Some(0.05),
+            max_per_class: Some(40),
+            center: false,
+        };
+        assert_eq!(
+            select(boxes, scores, &case, None),
+            expected_nms(&case),
+            "on {device:?}"
+        );
     }
 }
 
