@@ -6,6 +6,8 @@
 //! distinct inputs between two syncs and prints the median ms per call over the repetitions, and
 //! GB/s of the input read.
 //!
+//! The models' constants (the mask's 0.5, NMS's limits) load from the importer's weight files.
+//!
 //! `cargo bench -p burn-dml-ops-onnx-tests --bench imported`; `IMPORTED_BENCH_SIZES=16,20,24`
 //! (log2 element counts) sets the sizes, `IMPORTED_BENCH_REPS` the repetitions (default 5).
 
@@ -41,8 +43,14 @@ fn main() {
         });
 
         let (ours, model) = (
-            dml::bench_nonzero::Model::new(&device),
-            builtin::bench_nonzero::Model::new(&device),
+            dml::bench_nonzero::Model::from_file(
+                concat!(env!("OUT_DIR"), "/dml/bench_nonzero.bpk"),
+                &device,
+            ),
+            builtin::bench_nonzero::Model::from_file(
+                concat!(env!("OUT_DIR"), "/builtin/bench_nonzero.bpk"),
+                &device,
+            ),
         );
         let a = time(&device, reps, || {
             sparse.iter().map(|x| ours.forward(x.clone())).collect()
@@ -53,8 +61,14 @@ fn main() {
         row("NonZero (10% non-zero)", log2, a, b, copy, n);
 
         let (ours, model) = (
-            dml::bench_mask_select::Model::new(&device),
-            builtin::bench_mask_select::Model::new(&device),
+            dml::bench_mask_select::Model::from_file(
+                concat!(env!("OUT_DIR"), "/dml/bench_mask_select.bpk"),
+                &device,
+            ),
+            builtin::bench_mask_select::Model::from_file(
+                concat!(env!("OUT_DIR"), "/builtin/bench_mask_select.bpk"),
+                &device,
+            ),
         );
         let a = time(&device, reps, || {
             inputs.iter().map(|x| ours.forward(x.clone())).collect()
@@ -75,8 +89,14 @@ fn main() {
             .map(|_| Tensor::zeros([targets], &device))
             .collect();
         let (ours, model) = (
-            dml::bench_scatternd_add::Model::new(&device),
-            builtin::bench_scatternd_add::Model::new(&device),
+            dml::bench_scatternd_add::Model::from_file(
+                concat!(env!("OUT_DIR"), "/dml/bench_scatternd_add.bpk"),
+                &device,
+            ),
+            builtin::bench_scatternd_add::Model::from_file(
+                concat!(env!("OUT_DIR"), "/builtin/bench_scatternd_add.bpk"),
+                &device,
+            ),
         );
         let run = |forward: &dyn Fn(Tensor<1>, Tensor<2, Int>, Tensor<1>) -> Tensor<1>| {
             (0..CALLS)
@@ -101,9 +121,20 @@ fn main() {
             })
             .collect();
         let (ours, model) = (
-            dml::bench_nms::Model::new(&device),
-            builtin::bench_nms::Model::new(&device),
+            dml::bench_nms::Model::from_file(
+                concat!(env!("OUT_DIR"), "/dml/bench_nms.bpk"),
+                &device,
+            ),
+            builtin::bench_nms::Model::from_file(
+                concat!(env!("OUT_DIR"), "/builtin/bench_nms.bpk"),
+                &device,
+            ),
         );
+        let (kept, builtin_kept) = (
+            ours.forward(boxes.clone(), scores[0].clone()).into_data(),
+            model.forward(boxes.clone(), scores[0].clone()).into_data(),
+        );
+        assert_eq!(kept, builtin_kept, "NMS: the two imports select other rows");
         let a = time(&device, reps, || {
             scores
                 .iter()
