@@ -47,6 +47,24 @@ pub(crate) fn cube_counter_sums(
     }
 }
 
+/// A copy of `counters` scanned by [`cube_counter_sums`]: the unit's own counts stay in
+/// `counters`, so `sums - counters` is what the units before it hold. Every unit of the cube
+/// must call it, in uniform control flow.
+#[cube]
+pub(crate) fn cube_counter_prefix(
+    counters: &Array<u32>,
+    #[comptime] cube_size: usize,
+    #[comptime] planes: bool,
+) -> Array<u32> {
+    let mut sums = zero_counters();
+    #[unroll]
+    for q in 0..COUNTER_WORDS {
+        sums[q] = counters[q];
+    }
+    cube_counter_sums(&mut sums, cube_size, planes);
+    sums
+}
+
 /// The shared-memory scan of `inclusive_sum_shared`, for all eight words with its three
 /// barriers: each word's values split into runs that one unit each scans sequentially.
 #[cube]

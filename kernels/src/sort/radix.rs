@@ -11,7 +11,9 @@
 
 use cubecl::prelude::*;
 
-use super::counters::{COUNTER_WORDS, count_digit, counter, cube_counter_sums, zero_counters};
+use super::counters::{
+    count_digit, counter, cube_counter_prefix, cube_counter_sums, zero_counters,
+};
 use crate::nonzero::{cube_inclusive_sum, scan_rank};
 
 /// Buckets of a 4-bit digit.
@@ -123,12 +125,7 @@ pub fn sort_scatter_digits(
             count_digit(&mut mine, digit);
         }
     }
-    let mut sums = zero_counters();
-    #[unroll]
-    for q in 0..COUNTER_WORDS {
-        sums[q] = mine[q];
-    }
-    cube_counter_sums(&mut sums, cube_size, planes);
+    let sums = cube_counter_prefix(&mine, cube_size, planes);
     let mut seen = zero_counters();
     #[unroll]
     for e in 0..per_unit {

@@ -3,7 +3,7 @@
 
 use cubecl::prelude::*;
 
-use super::counters::{COUNTER_WORDS, count_digit, counter, cube_counter_sums, zero_counters};
+use super::counters::{COUNTER_WORDS, count_digit, counter, cube_counter_prefix, zero_counters};
 use super::radix::DIGITS;
 use crate::nonzero::scan_rank;
 
@@ -72,13 +72,8 @@ pub fn sort_segments_in_cube(
                 count_digit(&mut mine, (word >> shift) & 15u32);
             }
         }
-        let mut sums = zero_counters();
-        #[unroll]
-        for q in 0..COUNTER_WORDS {
-            sums[q] = mine[q];
-        }
         // Its barriers also order every read of the shared arrays above before the moves below.
-        cube_counter_sums(&mut sums, cube_size, planes);
+        let sums = cube_counter_prefix(&mine, cube_size, planes);
         if rank == comptime!(cube_size - 1) {
             #[unroll]
             for q in 0..COUNTER_WORDS {
