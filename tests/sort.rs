@@ -174,6 +174,29 @@ fn lengths_around_the_tile_and_the_count_tables_block() {
 }
 
 #[test]
+fn small_k_of_a_long_axis_selects_before_it_sorts() {
+    // Axes longer than one cube sorts, with `k` small enough for the radix select: every dtype's
+    // palette of extremes, so the `k`-th value ties with a thousand others and only the first of
+    // them by index belong to the result.
+    for device in devices_and_default() {
+        for dtype in dtypes() {
+            let palette = palette(dtype);
+            let len = 5000;
+            let bits: Vec<u64> = (0..2 * len)
+                .map(|i| palette[(i * 7 + i / 13) % palette.len()])
+                .collect();
+            let data = from_bits(&bits, &[2, len], dtype);
+            for order in [Order::Ascending, Order::Descending] {
+                for k in [1, 100, 2049] {
+                    let case = format!("[2, {len}] {dtype:?}, k {k}, {order:?}");
+                    check(&device, &data, k, 1, order, &case);
+                }
+            }
+        }
+    }
+}
+
+#[test]
 fn heavy_ties_and_all_nan() {
     for device in devices() {
         let two: Vec<f32> = (0..1000)

@@ -48,7 +48,7 @@ use common::{INTEGERS, WIDTHS};
 use cuda::{CapturedSource, Nvrtc, Resources, Types, sm90_properties};
 
 /// Every `#[cube(launch_unchecked)]` kernel function of the crate.
-const KERNELS: [&str; 51] = [
+const KERNELS: [&str; 54] = [
     "bit_count_kernel",
     "bit_count_words_kernel",
     "compress_gather_packed",
@@ -78,7 +78,6 @@ const KERNELS: [&str; 51] = [
     "scatter_nd_listed_dispatch",
     "scatter_nd_listed_sum",
     "scatter_nd_listed_sum_heads",
-    "scatter_nd_merge_runs",
     "scatter_nd_ordered_f64",
     "scatter_nd_ordered_product",
     "scatter_nd_product_chunks",
@@ -92,7 +91,11 @@ const KERNELS: [&str; 51] = [
     "scatter_nd_segment_lists_packed",
     "scatter_nd_segment_lists_split",
     "scatter_nd_segment_starts",
-    "scatter_nd_sort_runs",
+    "select_count_ties",
+    "select_gather",
+    "select_histogram",
+    "select_pick_digit",
+    "select_start",
     "sort_count_digits",
     "sort_gather_values",
     "sort_keys",
@@ -356,24 +359,39 @@ fn launch_every_sort(client: &Client) {
         for indices_elem in OUTPUT_INTS {
             let gpu = SortPlan::for_client(client);
             // The one-cube sort at a short axis and at its longest, and the radix passes, each
-            // with plane scans (what a GPU runs) and with shared-memory ones.
+            // with plane scans (what a GPU runs) and with shared-memory ones; the radix select
+            // of a long axis, its candidates sorted by one cube and by the radix passes.
+            let shared = SortPlan {
+                planes: false,
+                ..gpu
+            };
+            let passes = SortPlan {
+                cube_len: 0,
+                select_k: 0,
+                ..gpu
+            };
+            let select_then_passes = SortPlan { cube_len: 0, ..gpu };
             let configurations = [
                 (SortOrder::Ascending, gpu, 200),
                 (SortOrder::Descending, gpu, CUBE_SORT_MAX),
-                (SortOrder::Descending, SortPlan { cube_len: 0, ..gpu }, 200),
+                (SortOrder::Descending, passes, 200),
                 (
                     SortOrder::Ascending,
                     SortPlan {
                         planes: false,
-                        cube_len: 0,
+                        ..passes
                     },
                     200,
                 ),
+                (SortOrder::Descending, shared, 200),
+                (SortOrder::Descending, gpu, CUBE_SORT_MAX + 1),
+                (SortOrder::Ascending, shared, CUBE_SORT_MAX + 1),
+                (SortOrder::Ascending, select_then_passes, 200),
                 (
                     SortOrder::Descending,
                     SortPlan {
                         planes: false,
-                        cube_len: CUBE_SORT_MAX,
+                        ..select_then_passes
                     },
                     200,
                 ),
@@ -502,8 +520,6 @@ fn every_kernel(client: &Client) -> BTreeMap<String, CapturedSource> {
                 "scatter_nd_exact_segments",
                 "scatter_nd_exact_jump",
                 "scatter_nd_exact_finish",
-                "scatter_nd_sort_runs",
-                "scatter_nd_merge_runs",
                 "scatter_nd_segment_starts",
                 "scatter_nd_product_leaves",
                 "scatter_nd_product_chunks",
@@ -537,6 +553,11 @@ fn every_kernel(client: &Client) -> BTreeMap<String, CapturedSource> {
                 "sort_segments_in_cube",
                 "sort_gather_values",
                 "sort_write_indices",
+                "select_start",
+                "select_histogram",
+                "select_pick_digit",
+                "select_count_ties",
+                "select_gather",
             ],
         ),
         ("tuples", launch_every_tuples, &["index_tuples"]),

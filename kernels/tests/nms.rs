@@ -100,11 +100,13 @@ fn every_other_box_survives_across_blocks() {
         plans.push(SortPlan {
             planes: false,
             cube_len,
+            select_k: 0,
         });
         if planes_run(&client) {
             plans.push(SortPlan {
                 planes: true,
                 cube_len,
+                select_k: 0,
             });
         }
     }

@@ -14,16 +14,26 @@ use cubecl::ir::{ElemType, FloatKind, IntKind, UIntKind};
 use cubecl::prelude::*;
 
 /// The plans under test: shared memory, and planes where they run, each with the one-cube sort
-/// of short axes and with the radix passes only.
+/// of short axes and with the radix passes only, and each with the radix select of every `k`
+/// it may take and with none.
 fn plans(client: &Client) -> Vec<SortPlan> {
     let mut scans = vec![false];
     if planes_run(client) {
         scans.push(true);
     }
-    scans
-        .into_iter()
-        .flat_map(|planes| [0, CUBE_SORT_MAX].map(|cube_len| SortPlan { planes, cube_len }))
-        .collect()
+    let mut plans = Vec::new();
+    for planes in scans {
+        for cube_len in [0, CUBE_SORT_MAX] {
+            for select_k in [0, usize::MAX] {
+                plans.push(SortPlan {
+                    planes,
+                    cube_len,
+                    select_k,
+                });
+            }
+        }
+    }
+    plans
 }
 
 /// The key an element of `bits` bits orders by (unsigned order = the element's), independent of
@@ -200,6 +210,40 @@ fn axes_around_the_one_cube_sorts_runs() {
                     k,
                 };
                 check(&client, elem, shape, SortOrder::Descending, plan);
+            }
+        }
+    }
+}
+
+#[test]
+fn radix_select_around_its_tiles_and_the_kth_key() {
+    let Some(client) = client() else { return };
+    // Select tiles hold 2,048 keys: one tile, one past it, and several; `k` of 1, a few, one
+    // past a tile of candidates, and the whole axis. The palette of six values makes the `k`-th
+    // key tie with many others, so the first `remaining` equal keys decide the result.
+    for plan in plans(&client) {
+        for elem in [
+            ElemType::Float(FloatKind::F32),
+            ElemType::Int(IntKind::I64),
+            ElemType::UInt(UIntKind::U8),
+            ElemType::Float(FloatKind::F16),
+        ] {
+            for (outer, axis_len, inner, k) in [
+                (2, 2048, 1, 1),
+                (1, 2049, 2, 3),
+                (3, 5000, 1, 129),
+                (1, 6000, 1, 6000),
+                (1, 4500, 1, 2049),
+            ] {
+                for order in [SortOrder::Ascending, SortOrder::Descending] {
+                    let shape = SortShape {
+                        outer,
+                        axis_len,
+                        inner,
+                        k,
+                    };
+                    check(&client, elem, shape, order, plan);
+                }
             }
         }
     }

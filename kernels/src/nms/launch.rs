@@ -1,6 +1,6 @@
 //! Host-side launch of non-maximum suppression over raw CubeCL handles.
 
-use cubecl::ir::{ElemType, UIntKind};
+use cubecl::ir::{ElemType, FloatKind, UIntKind};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 
@@ -172,7 +172,7 @@ pub fn launch_non_max_suppression(
     if capacity > 0 {
         let order = sorted_positions(
             client,
-            &input.scores,
+            (&input.scores, ElemType::Float(FloatKind::F32)),
             (segments, n),
             SortOrder::Descending,
             plan,

@@ -77,10 +77,7 @@ pub use launch::{
 pub use listed_sum::{
     WALK_CUBE, scatter_nd_listed_dispatch, scatter_nd_listed_sum, scatter_nd_listed_sum_heads,
 };
-pub use ordered::{
-    SORT_RUN, scatter_nd_merge_runs, scatter_nd_ordered_f64, scatter_nd_ordered_product,
-    scatter_nd_sort_runs,
-};
+pub use ordered::{scatter_nd_ordered_f64, scatter_nd_ordered_product};
 pub use packed::{
     WordKind, scatter_nd_gather_packed, scatter_nd_reduce_lists_packed,
     scatter_nd_segment_lists_packed,

@@ -2,10 +2,8 @@
 //! `product.rs`) ([`ScatterStrategy::Deterministic`](super::ScatterStrategy)): duplicates
 //! combine in index order, as the host loop applies them.
 //!
-//! The rows are sorted by target, stably, so that each target's rows stay in index order:
-//! [`scatter_nd_sort_runs()`] ranks every row within its run of [`SORT_RUN`] rows, then
-//! [`scatter_nd_merge_runs()`] merges pairs of sorted runs (each row finds its place in the other
-//! run by binary search), doubling their width until one run holds every row. Then one unit per
+//! The rows are sorted by target, stably, so that each target's rows stay in index order (the
+//! crate's radix sort, `crate::sort`). Then one unit per
 //! sorted position and group of columns (`columns.rs`), the one at each target's first sorted
 //! row, walks the target's rows in order ([`scatter_nd_ordered_product()`], for the columns the
 //! tree left, or [`scatter_nd_ordered_f64()`]), at most `span` rows per launch, since CPU drivers (llvmpipe) end
@@ -23,71 +21,6 @@ use super::columns::{Columns, GROUP_COLUMNS, columns, load_columns, load_fields,
 use super::exact::{SumFormat, round_product, widen};
 use super::indices::SKIPPED;
 use super::kernel::{ReduceOp, list_pending};
-
-/// Rows sorted together by [`scatter_nd_sort_runs()`] before the merges.
-pub const SORT_RUN: usize = 64;
-
-/// Sort, step 1, one unit per row: the row's rank within its run of [`SORT_RUN`] rows by
-/// target (ties by row), so that `order` holds each run's rows sorted stably. Skipped rows
-/// (the largest key) sort last.
-#[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
-pub fn scatter_nd_sort_runs(order: &mut [u32], targets: &[u32], rows: usize) {
-    let row = ABSOLUTE_POS;
-    if row >= rows {
-        terminate!();
-    }
-    let start = row - row % SORT_RUN;
-    let end = select(start + SORT_RUN < rows, start + SORT_RUN, rows);
-    let key = targets[row];
-    let mut rank = 0usize;
-    let mut other = start;
-    while other < end {
-        let other_key = targets[other];
-        if other_key < key || (other_key == key && other < row) {
-            rank += 1usize;
-        }
-        other += 1usize;
-    }
-    order[start + rank] = row as u32;
-}
-
-/// Sort, step 2, one unit per position of `order` (runs of `width` sorted rows): merges each
-/// pair of runs into `merged`. A row's place is its position in its run plus the rows of the
-/// other run that go before it: those with a smaller target, and from the left run those with
-/// an equal one, so that equal targets keep index order.
-#[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
-pub fn scatter_nd_merge_runs(
-    merged: &mut [u32],
-    order: &[u32],
-    targets: &[u32],
-    rows: usize,
-    width: usize,
-) {
-    let position = ABSOLUTE_POS;
-    if position >= rows {
-        terminate!();
-    }
-    let row = order[position];
-    let key = targets[row as usize];
-    let run = position / width;
-    let left = (run & 1usize) == 0usize;
-    let pair_start = (run - (run & 1usize)) * width;
-    let other_start = select(left, pair_start + width, pair_start);
-    let other_end = other_start + width;
-    let mut low = select(other_start < rows, other_start, rows);
-    let mut high = select(other_end < rows, other_end, rows);
-    let base = low;
-    while low < high {
-        let middle = low + (high - low) / 2usize;
-        let other_key = targets[order[middle] as usize];
-        if other_key < key || (!left && other_key == key) {
-            low = middle + 1usize;
-        } else {
-            high = middle;
-        }
-    }
-    merged[pair_start + (position - run * width) + (low - base)] = row;
-}
 
 /// Where the walk of a unit at sorted position `sorted` runs in this launch: its target, the
 /// first and one past the last sorted position to take, whether it walks at all (only a unit

@@ -105,8 +105,8 @@ fn key_of_wide(low: u32, high: u32, #[comptime] format: KeyFormat) -> (u32, u32)
 /// Unit `g < len` takes element `p = g % axis_len` of segment `s = g / axis_len` of a
 /// contiguous `[outer, axis_len, inner]` input (segment `s` is outer index `s / inner`, inner
 /// index `s % inner`), and writes its key, XORed with `flip` (descending order), to
-/// `keys[g]` (the low word; the high word of a 64-bit key to `keys[len + g]`) and `p` to
-/// `positions[g]`. The input is read as 32-bit words.
+/// `keys[g]` (the low word; the high word of a 64-bit key to `keys[len + g]`) and, with
+/// `with_positions`, `p` to `positions[g]`. The input is read as 32-bit words.
 #[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn sort_keys(
     input: &[u32],
@@ -117,6 +117,7 @@ pub fn sort_keys(
     inner: usize,
     flip: u32,
     #[comptime] format: KeyFormat,
+    #[comptime] with_positions: bool,
 ) {
     let g = ABSOLUTE_POS;
     if g >= len {
@@ -133,5 +134,7 @@ pub fn sort_keys(
         let x = load_field(input, source, comptime!(format.bits));
         keys[g] = key_of(x, format) ^ flip;
     }
-    positions[g] = p as u32;
+    if comptime!(with_positions) {
+        positions[g] = p as u32;
+    }
 }

@@ -17,7 +17,10 @@
 //!    compaction's one-cube scan turn the table into offsets, and
 //!    [`sort_scatter_digits`](fn@sort_scatter_digits) moves every key and position to its
 //!    place. Equal digits keep their order, so ties keep increasing position in both orders.
-//! 3. [`sort_gather_values`](fn@sort_gather_values) copies the first `k` of each segment from
+//! 3. A top-k of a longer axis with `k` up to [`SortPlan::select_k`] first finds each sequence's
+//!    `k`-th key by radix select and gathers its `k` candidates in position order (see the
+//!    [`select` kernels](fn@select_histogram)), then sorts only those, as step 2 does.
+//! 4. [`sort_gather_values`](fn@sort_gather_values) copies the first `k` of each segment from
 //!    the input, bit for bit, and [`sort_write_indices`](fn@sort_write_indices) writes their
 //!    positions in the indices' type.
 //!
@@ -30,14 +33,19 @@ mod keys;
 mod launch;
 mod output;
 mod radix;
+mod select;
+mod selector;
 mod short;
+mod sorter;
 
 pub(crate) use keys::load_field;
 pub use keys::{KeyFormat, KeyKind, sort_keys};
 pub(crate) use launch::sorted_positions;
-pub use launch::{
-    CUBE_SORT_MAX, SortInput, SortOrder, SortOutput, SortPlan, SortShape, launch_top_k,
-};
+pub use launch::{SortInput, SortOrder, SortOutput, SortPlan, SortShape, launch_top_k};
 pub use output::{sort_gather_values, sort_write_indices};
 pub use radix::{sort_count_digits, sort_scan_blocks, sort_scatter_digits};
+pub use select::{
+    select_count_ties, select_gather, select_histogram, select_pick_digit, select_start,
+};
 pub use short::sort_segments_in_cube;
+pub use sorter::CUBE_SORT_MAX;

@@ -6,27 +6,30 @@ use cubecl::prelude::*;
 use super::keys::load_field;
 
 /// Output element `e` of a `[outer, k, inner]` output: its position along the input's axis
-/// (the sorted position `r = e / inner % k` of its segment) and the input element there.
+/// (sorted entry `r = e / inner % k` of its segment, whose positions lie `stride` apart) and the
+/// input element there.
 #[cube]
 fn sorted_source(
     e: usize,
     positions: &[u32],
     k: usize,
     axis_len: usize,
+    stride: usize,
     inner: usize,
 ) -> (u32, usize) {
     let i = e % inner;
     let rest = e / inner;
     let r = rest % k;
     let o = rest / k;
-    let listed = positions[(o * inner + i) * axis_len + r];
+    let listed = positions[(o * inner + i) * stride + r];
     // Always below `axis_len`; the clamp keeps every load inside the input whatever it holds.
     let p = select((listed as usize) < axis_len, listed, (axis_len - 1) as u32);
     (p, (o * axis_len + p as usize) * inner + i)
 }
 
 /// Unit `w < words` writes word `w` of the values: the input elements (of `bits` bits, read as
-/// words) that `positions` lists first in each segment, `out_len` of them.
+/// words) that `positions` lists first in each segment (`stride` entries a segment), `out_len`
+/// of them.
 #[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn sort_gather_values(
     input: &[u32],
@@ -36,6 +39,7 @@ pub fn sort_gather_values(
     words: usize,
     k: usize,
     axis_len: usize,
+    stride: usize,
     inner: usize,
     #[comptime] bits: u32,
 ) {
@@ -44,10 +48,10 @@ pub fn sort_gather_values(
         terminate!();
     }
     if comptime!(bits == 64) {
-        let (_, source) = sorted_source(w / 2, positions, k, axis_len, inner);
+        let (_, source) = sorted_source(w / 2, positions, k, axis_len, stride, inner);
         output[w] = input[2 * source + w % 2];
     } else if comptime!(bits == 32) {
-        let (_, source) = sorted_source(w, positions, k, axis_len, inner);
+        let (_, source) = sorted_source(w, positions, k, axis_len, stride, inner);
         output[w] = input[source];
     } else {
         let per_word = comptime!((32 / bits) as usize);
@@ -56,7 +60,7 @@ pub fn sort_gather_values(
         for s in 0..per_word {
             let e = w * per_word + s;
             if e < out_len {
-                let (_, source) = sorted_source(e, positions, k, axis_len, inner);
+                let (_, source) = sorted_source(e, positions, k, axis_len, stride, inner);
                 packed |= load_field(input, source, bits) << comptime!(s as u32 * bits);
             }
         }
@@ -75,6 +79,7 @@ pub fn sort_write_indices(
     words: usize,
     k: usize,
     axis_len: usize,
+    stride: usize,
     inner: usize,
     #[comptime] bits: u32,
 ) {
@@ -83,10 +88,10 @@ pub fn sort_write_indices(
         terminate!();
     }
     if comptime!(bits == 64) {
-        let (p, _) = sorted_source(w / 2, positions, k, axis_len, inner);
+        let (p, _) = sorted_source(w / 2, positions, k, axis_len, stride, inner);
         output[w] = select(w % 2 == 1, 0u32, p);
     } else if comptime!(bits == 32) {
-        let (p, _) = sorted_source(w, positions, k, axis_len, inner);
+        let (p, _) = sorted_source(w, positions, k, axis_len, stride, inner);
         output[w] = p;
     } else {
         let per_word = comptime!((32 / bits) as usize);
@@ -95,7 +100,7 @@ pub fn sort_write_indices(
         for s in 0..per_word {
             let e = w * per_word + s;
             if e < out_len {
-                let (p, _) = sorted_source(e, positions, k, axis_len, inner);
+                let (p, _) = sorted_source(e, positions, k, axis_len, stride, inner);
                 packed |= (p & comptime!((1u32 << bits) - 1)) << comptime!(s as u32 * bits);
             }
         }

@@ -3,7 +3,7 @@
 //! `f64` `Add`/`Mul` in index order (see `scatter_nd/ordered.rs`).
 
 use crate::capture::launch_unchecked;
-use cubecl::ir::{ElemType, FloatKind};
+use cubecl::ir::{ElemType, FloatKind, UIntKind};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 
@@ -11,11 +11,11 @@ use super::plan::{Listed, ListsLaunch, Walks, float_format, group_vector};
 use super::strategy::DataBinding;
 use crate::launch::elementwise_geometry;
 use crate::scatter_nd::{
-    GROUP_COLUMNS, PRODUCT_CHUNK, PRODUCT_FAN, ReduceOp, SORT_RUN, SumFormat,
-    scatter_nd_merge_runs, scatter_nd_ordered_f64, scatter_nd_ordered_product,
-    scatter_nd_product_chunks, scatter_nd_product_leaves, scatter_nd_product_level,
-    scatter_nd_segment_starts, scatter_nd_sort_runs,
+    GROUP_COLUMNS, PRODUCT_CHUNK, PRODUCT_FAN, ReduceOp, SumFormat, scatter_nd_ordered_f64,
+    scatter_nd_ordered_product, scatter_nd_product_chunks, scatter_nd_product_leaves,
+    scatter_nd_product_level, scatter_nd_segment_starts,
 };
+use crate::sort::{SortOrder, SortPlan, sorted_positions};
 
 /// Which walk a deterministic reduction takes to combine in a fixed order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,54 +44,16 @@ pub(super) fn ordered_step(binding: DataBinding, op: Option<ReduceOp>) -> Option
 /// driver, whose shader loops stop after 65,535 iterations in all); elsewhere one launch.
 const CPU_SPAN: usize = 1 << 15;
 
-/// The rows sorted by target, stably (`row_targets`: `rows` targets or the skip marker), in a
-/// new buffer of `rows` u32.
-///
-/// # Safety
-///
-/// `row_targets` holds `rows` u32.
-unsafe fn sort_rows(
-    client: &Client,
-    row_targets: &Handle,
-    rows: usize,
-    address: AddressType,
-) -> Handle {
-    let orders = [(); 2].map(|_| client.empty(rows * size_of::<u32>()));
-    let mut sorted = 0;
-    // SAFETY: the order buffers and `row_targets` hold `rows` u32; the sort kernels guard
-    // their unit against `rows` and place each row below `rows` (a rank within its pair of
-    // runs).
-    unsafe {
-        let order_arg = |k: usize| BufferArg::from_raw_parts(orders[k].clone(), rows);
-        let targets_arg = || BufferArg::from_raw_parts(row_targets.clone(), rows);
-        let (cubes, dim) = elementwise_geometry(client, rows);
-        launch_unchecked!(scatter_nd_sort_runs(
-            client,
-            cubes.clone(),
-            dim,
-            address,
-            order_arg(0),
-            targets_arg(),
-            rows,
-        ));
-        let mut width = SORT_RUN;
-        while width < rows {
-            launch_unchecked!(scatter_nd_merge_runs(
-                client,
-                cubes.clone(),
-                dim,
-                address,
-                order_arg(1 - sorted),
-                order_arg(sorted),
-                targets_arg(),
-                rows,
-                width,
-            ));
-            sorted = 1 - sorted;
-            width *= 2;
-        }
-    }
-    orders[sorted].clone()
+/// The rows sorted by target, stably (`row_targets`: `rows` targets or the skip marker, which
+/// sorts last), in a new buffer of `rows` u32: the crate's radix sort of one sequence.
+fn sort_rows(client: &Client, row_targets: &Handle, rows: usize) -> Handle {
+    sorted_positions(
+        client,
+        (row_targets, ElemType::UInt(UIntKind::U32)),
+        (1, rows),
+        SortOrder::Ascending,
+        SortPlan::for_client(client),
+    )
 }
 
 /// Sorts the rows of `lists` by their targets (`row_targets`, written by the link step) and
@@ -129,7 +91,7 @@ pub(super) unsafe fn launch_ordered(
     // list's length and count), read sorted positions below `rows` and write target elements
     // below `output_len` (targets below `targets`, as the caller checked).
     unsafe {
-        let sorted = sort_rows(client, row_targets, rows, address);
+        let sorted = sort_rows(client, row_targets, rows);
         let order = || BufferArg::from_raw_parts(sorted.clone(), rows);
         let targets_arg = || BufferArg::from_raw_parts(row_targets.clone(), rows);
         let uncertain = match step {
