@@ -171,11 +171,16 @@ fn every_width_both_scans_and_both_orders() {
         ElemType::Int(IntKind::I64),
         ElemType::UInt(UIntKind::U64),
     ];
-    for plan in plans(&client) {
-        for elem in elems {
-            for (outer, axis_len, inner, k) in
-                [(1, 300, 1, 300), (2, 129, 3, 5), (3, 1, 2, 1), (1, 7, 5, 0)]
-            {
+    let shapes = [(1, 300, 1, 300), (2, 129, 3, 5), (3, 1, 2, 1), (1, 7, 5, 0)];
+    check_every_plan(&client, &elems, &shapes);
+}
+
+/// [`check`] of every `(outer, axis_len, inner, k)` of `shapes` for every element type of
+/// `elems`, in both orders, under every plan.
+fn check_every_plan(client: &Client, elems: &[ElemType], shapes: &[(usize, usize, usize, usize)]) {
+    for plan in plans(client) {
+        for &elem in elems {
+            for &(outer, axis_len, inner, k) in shapes {
                 for order in [SortOrder::Ascending, SortOrder::Descending] {
                     let shape = SortShape {
                         outer,
@@ -183,7 +188,7 @@ fn every_width_both_scans_and_both_orders() {
                         inner,
                         k,
                     };
-                    check(&client, elem, shape, order, plan);
+                    check(client, elem, shape, order, plan);
                 }
             }
         }
@@ -221,32 +226,20 @@ fn radix_select_around_its_tiles_and_the_kth_key() {
     // Select tiles hold 2,048 keys: one tile, one past it, and several; `k` of 1, a few, one
     // past a tile of candidates, and the whole axis. The palette of six values makes the `k`-th
     // key tie with many others, so the first `remaining` equal keys decide the result.
-    for plan in plans(&client) {
-        for elem in [
-            ElemType::Float(FloatKind::F32),
-            ElemType::Int(IntKind::I64),
-            ElemType::UInt(UIntKind::U8),
-            ElemType::Float(FloatKind::F16),
-        ] {
-            for (outer, axis_len, inner, k) in [
-                (2, 2048, 1, 1),
-                (1, 2049, 2, 3),
-                (3, 5000, 1, 129),
-                (1, 6000, 1, 6000),
-                (1, 4500, 1, 2049),
-            ] {
-                for order in [SortOrder::Ascending, SortOrder::Descending] {
-                    let shape = SortShape {
-                        outer,
-                        axis_len,
-                        inner,
-                        k,
-                    };
-                    check(&client, elem, shape, order, plan);
-                }
-            }
-        }
-    }
+    let elems = [
+        ElemType::Float(FloatKind::F32),
+        ElemType::Int(IntKind::I64),
+        ElemType::UInt(UIntKind::U8),
+        ElemType::Float(FloatKind::F16),
+    ];
+    let shapes = [
+        (2, 2048, 1, 1),
+        (1, 2049, 2, 3),
+        (3, 5000, 1, 129),
+        (1, 6000, 1, 6000),
+        (1, 4500, 1, 2049),
+    ];
+    check_every_plan(&client, &elems, &shapes);
 }
 
 #[test]

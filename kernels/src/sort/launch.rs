@@ -192,9 +192,9 @@ pub fn launch_top_k(
     let shape3 = (len, axis_len, inner);
     let flip = flip_of(format, order);
     let (sort, sorted) = if plan.selects(client, axis_len, k, format.words()) {
-        let sort = RadixSelect::new(client, &input.values, shape3, format, (flip, plan.planes))
-            .candidates(k);
-        let sorted = sort.order(plan);
+        let sort =
+            RadixSelect::new(client, &input.values, shape3, format, (flip, plan)).candidates(k);
+        let sorted = sort.order();
         (sort, sorted)
     } else {
         RadixSort::run(client, &input.values, shape3, format, flip, plan)

@@ -5,6 +5,7 @@ use cubecl::prelude::*;
 use cubecl::server::Handle;
 
 use super::keys::KeyFormat;
+use super::launch::SortPlan;
 use super::select::{
     SELECT_BINS, STATE_WORDS, select_count_ties, select_gather, select_histogram,
     select_pick_digit, select_start,
@@ -21,7 +22,7 @@ const SELECT_RUN: usize = 16;
 pub(super) struct RadixSelect<'a> {
     client: &'a Client,
     format: KeyFormat,
-    planes: bool,
+    plan: SortPlan,
     len: usize,
     axis_len: usize,
     segments: usize,
@@ -38,13 +39,14 @@ pub(super) struct RadixSelect<'a> {
 
 impl<'a> RadixSelect<'a> {
     /// The select of the `len` elements of `input` in sequences of `axis_len` (contiguous
-    /// `[outer, axis_len, inner]`), keys XORed with `flip`: its keys are made, nothing else.
+    /// `[outer, axis_len, inner]`), keys XORed with `flip`, scans and the candidates' sort as
+    /// `plan` says: its keys are made, nothing else.
     pub(super) fn new(
         client: &'a Client,
         input: &Handle,
         (len, axis_len, inner): (usize, usize, usize),
         format: KeyFormat,
-        (flip, planes): (u32, bool),
+        (flip, plan): (u32, SortPlan),
     ) -> Self {
         let segments = len / axis_len;
         let tiles_per_segment = axis_len.div_ceil(TILE * SELECT_RUN);
@@ -59,7 +61,7 @@ impl<'a> RadixSelect<'a> {
         let select = Self {
             client,
             format,
-            planes,
+            plan,
             len,
             axis_len,
             segments,
@@ -119,11 +121,11 @@ impl<'a> RadixSelect<'a> {
                 self.format.words(),
                 TILE,
                 SELECT_RUN,
-                self.planes,
+                self.plan.planes,
             ));
         }
-        scan.run(self.client, self.address, &table, self.planes);
-        let sort = RadixSort::new(self.client, self.segments * k, k, self.format, self.planes);
+        scan.run(self.client, self.address, &table, self.plan.planes);
+        let sort = RadixSort::new(self.client, self.segments * k, k, self.format, self.plan);
         let candidates_len = self.segments * k;
         // SAFETY: as above for the keys, the state and the table (read below `2 * tiles`, and
         // block offsets below its blocks); candidates are stored below `segments * k` only
@@ -154,7 +156,7 @@ impl<'a> RadixSelect<'a> {
                 self.format.words(),
                 TILE,
                 SELECT_RUN,
-                self.planes,
+                self.plan.planes,
             ));
         }
         sort
@@ -222,7 +224,7 @@ impl<'a> RadixSelect<'a> {
                     self.segments,
                     high_word,
                     shift,
-                    self.planes,
+                    self.plan.planes,
                 ));
             }
         }

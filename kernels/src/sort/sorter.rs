@@ -189,9 +189,13 @@ pub(super) struct RadixSort<'a> {
     tiles_per_segment: usize,
     tiles: usize,
     /// Key words (planes `len` apart) and positions, twice: each pass moves one to the other.
+    /// The one-cube sort reads the first keys only, and the second is then one word.
     pub(super) keys: [Handle; 2],
     pub(super) positions: [Handle; 2],
     table_len: usize,
+    /// Elements per unit where one cube sorts each sequence, under the plan the sort was made
+    /// for.
+    cube_run: Option<usize>,
     pub(super) address: AddressType,
 }
 
@@ -207,7 +211,7 @@ impl<'a> RadixSort<'a> {
         flip: u32,
         plan: SortPlan,
     ) -> (Self, usize) {
-        let sort = Self::new(client, len, axis_len, format, plan.planes);
+        let sort = Self::new(client, len, axis_len, format, plan);
         launch_keys(
             client,
             sort.address,
@@ -217,19 +221,20 @@ impl<'a> RadixSort<'a> {
             flip,
             (&sort.keys[0], Some(&sort.positions[0])),
         );
-        let sorted = sort.order(plan);
+        let sorted = sort.order();
         (sort, sorted)
     }
 
-    /// Scratch for `len` keys in sequences of `axis_len`; the caller fills the first key and
-    /// position buffers.
+    /// Scratch for `len` keys in sequences of `axis_len`, sorted as `plan` says; the caller
+    /// fills the first key and position buffers.
     pub(super) fn new(
         client: &'a Client,
         len: usize,
         axis_len: usize,
         format: KeyFormat,
-        planes: bool,
+        plan: SortPlan,
     ) -> Self {
+        let cube_run = cube_sort_run(client, plan, axis_len, format.words());
         let segments = len / axis_len;
         let tiles_per_segment = axis_len.div_ceil(TILE * RUN);
         let tiles = segments * tiles_per_segment;
@@ -242,26 +247,27 @@ impl<'a> RadixSort<'a> {
         Self {
             client,
             format,
-            planes,
+            planes: plan.planes,
             len,
             axis_len,
             tiles_per_segment,
             tiles,
             keys: [
                 scratch_words(client, key_words),
-                scratch_words(client, key_words),
+                scratch_words(client, if cube_run.is_some() { 1 } else { key_words }),
             ],
             positions: [scratch_words(client, len), scratch_words(client, len)],
             table_len,
+            cube_run,
             address: AddressType::from_len(reach),
         }
     }
 
-    /// Sorts the first buffers' keys and positions, by one cube per sequence where `plan` and
-    /// the runtime's shared memory allow, by the radix passes otherwise; returns which
+    /// Sorts the first buffers' keys and positions, by one cube per sequence where the plan
+    /// and the runtime's shared memory allow, by the radix passes otherwise; returns which
     /// positions buffer holds the result.
-    pub(super) fn order(&self, plan: SortPlan) -> usize {
-        match cube_sort_run(self.client, plan, self.axis_len, self.format.words()) {
+    pub(super) fn order(&self) -> usize {
+        match self.cube_run {
             Some(per_unit) => self.in_cube(per_unit),
             None => self.passes(),
         }
