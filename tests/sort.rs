@@ -1,8 +1,9 @@
 //! TopK and the stable sort (`SortExt`) against an independent oracle on Flex (the reference
 //! bodies) and wgpu (the radix sort's kernels), Fusion included: DirectML's example, every Float
-//! and Int dtype, ranks 1 to 4 and every axis, every `k`, both orders, lengths around the tile
-//! and the count table's block, heavy ties, NaN payloads and signed zeros, the ends of every
-//! integer range, views, operands made on the device, gradients, and every error.
+//! and Int dtype, ranks 1 to 4 and every axis, every `k`, both orders, lengths around the tile,
+//! the count table's block and the one-cube limit, small `k` of long axes (the radix select),
+//! heavy ties, NaN payloads and signed zeros, the ends of every integer range, views, operands
+//! made on the device, gradients, and every error.
 
 mod common;
 
@@ -475,6 +476,29 @@ fn case() -> impl Strategy<Value = (Vec<usize>, usize, usize, bool, usize, Vec<u
         })
 }
 
+/// Long axes: `[outer, len, inner]` around the one-cube sort's limit (4,096) and across the
+/// select's tiles of 2,048, with a small `k` (the radix select) or any up to the axis, the
+/// palette picked by a seeded xorshift.
+fn long_case() -> impl Strategy<Value = (Vec<usize>, usize, bool, usize, u64)> {
+    (
+        1usize..=3,
+        prop_oneof![4090usize..4100, 4100usize..9000],
+        1usize..=2,
+        any::<bool>(),
+        0usize..12,
+        any::<u64>(),
+    )
+        .prop_flat_map(|(outer, len, inner, descending, dtype, seed)| {
+            (
+                Just(vec![outer, len, inner]),
+                prop_oneof![1..=64usize, 1..=len],
+                Just(descending),
+                Just(dtype),
+                Just(seed),
+            )
+        })
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(48))]
 
@@ -488,6 +512,28 @@ proptest! {
         for device in devices() {
             let case = format!("{dtype:?} {shape:?} axis {axis} k {k} {order:?}");
             check(&device, &data, k, axis, order, &case);
+        }
+    }
+
+    #[test]
+    fn long_axes_match_the_oracle((shape, k, descending, dtype, seed) in long_case()) {
+        let dtype = dtypes()[dtype];
+        let palette = palette(dtype);
+        let mut state = seed | 1;
+        let numel: usize = shape.iter().product();
+        let bits: Vec<u64> = (0..numel)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                palette[(state >> 33) as usize % palette.len()]
+            })
+            .collect();
+        let data = from_bits(&bits, &shape, dtype);
+        let order = if descending { Order::Descending } else { Order::Ascending };
+        for device in devices() {
+            let case = format!("{dtype:?} {shape:?} k {k} {order:?} seed {seed}");
+            check(&device, &data, k, 1, order, &case);
         }
     }
 }
