@@ -172,7 +172,7 @@ pub fn launch_non_max_suppression(
     if capacity > 0 {
         let order = sorted_positions(
             client,
-            (&input.scores, ElemType::Float(FloatKind::F32)),
+            (&input.scores, ElemType::Float(FloatKind::F32), 32),
             (segments, n),
             SortOrder::Descending,
             plan,

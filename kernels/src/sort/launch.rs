@@ -197,7 +197,7 @@ pub fn launch_top_k(
         let sorted = sort.order();
         (sort, sorted)
     } else {
-        RadixSort::run(client, &input.values, shape3, format, flip, plan)
+        RadixSort::run(client, &input.values, shape3, format, (flip, 32), plan)
     };
     write_outputs(
         client,
@@ -223,10 +223,11 @@ fn flip_of(format: KeyFormat, order: SortOrder) -> u32 {
 /// (`shape.k` is ignored): what the crate's own operators build on (non-maximum suppression
 /// takes its score order from it, deterministic ScatterND its rows' order by target). The
 /// input must be contiguous `elem`, one the sort orders, with `inner` of 1, and not empty; the
-/// caller checks its size.
+/// caller checks its size. Only the `low_bits` low bits of 32-bit or narrower keys are sorted:
+/// a caller that knows every key's higher bits to be equal saves the passes over them.
 pub(crate) fn sorted_positions(
     client: &Client,
-    (keys, elem): (&Handle, ElemType),
+    (keys, elem, low_bits): (&Handle, ElemType, u32),
     (outer, axis_len): (usize, usize),
     order: SortOrder,
     plan: SortPlan,
@@ -237,7 +238,7 @@ pub(crate) fn sorted_positions(
         keys,
         (outer * axis_len, axis_len, 1),
         format,
-        flip_of(format, order),
+        (flip_of(format, order), low_bits),
         plan,
     );
     sort.positions[sorted].clone()

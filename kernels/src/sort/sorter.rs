@@ -196,22 +196,29 @@ pub(super) struct RadixSort<'a> {
     /// Elements per unit where one cube sorts each sequence, under the plan the sort was made
     /// for.
     cube_run: Option<usize>,
+    /// The low bits of a one-word key that are sorted (the key's width unless the caller knows
+    /// that every key's higher bits are equal); two-word keys sort all 64.
+    low_bits: u32,
     pub(super) address: AddressType,
 }
 
 impl<'a> RadixSort<'a> {
     /// The keys of `len` elements of `input` in sequences of `axis_len` (from the caller's
-    /// shape), sorted in `order` by the one-cube sort or the radix passes; returns the sort and
-    /// which positions buffer holds the result.
+    /// shape), XORed with `flip` and sorted by their `low_bits` low bits (see the field) by the
+    /// one-cube sort or the radix passes; returns the sort and which positions buffer holds the
+    /// result.
     pub(super) fn run(
         client: &'a Client,
         input: &Handle,
         (len, axis_len, inner): (usize, usize, usize),
         format: KeyFormat,
-        flip: u32,
+        (flip, low_bits): (u32, u32),
         plan: SortPlan,
     ) -> (Self, usize) {
-        let sort = Self::new(client, len, axis_len, format, plan);
+        let mut sort = Self::new(client, len, axis_len, format, plan);
+        if format.words() == 1 {
+            sort.low_bits = low_bits.clamp(1, format.bits);
+        }
         launch_keys(
             client,
             sort.address,
@@ -259,6 +266,7 @@ impl<'a> RadixSort<'a> {
             positions: [scratch_words(client, len), scratch_words(client, len)],
             table_len,
             cube_run,
+            low_bits: format.bits.min(32),
             address: AddressType::from_len(reach),
         }
     }
@@ -290,7 +298,7 @@ impl<'a> RadixSort<'a> {
         let passes = if self.format.words() == 2 {
             16
         } else {
-            self.format.bits / DIGIT_BITS
+            self.low_bits.div_ceil(DIGIT_BITS)
         };
         // SAFETY: cube `s < segments` reads keys and positions of segment `s` (below `len` and
         // `key_words`) and writes positions below `len`; its shared memory holds `128 *
@@ -327,7 +335,11 @@ impl<'a> RadixSort<'a> {
         let scan = TableScan::new(self.client, self.table_len);
         let mut from = 0;
         for word in 0..self.format.words() {
-            let bits = self.format.bits.min(32);
+            let bits = if self.format.words() == 2 {
+                32
+            } else {
+                self.low_bits
+            };
             for shift in (0..bits).step_by(DIGIT_BITS as usize) {
                 self.pass(&counts, &scan, from, (word * self.len, shift));
                 from = 1 - from;

@@ -44,12 +44,15 @@ pub(super) fn ordered_step(binding: DataBinding, op: Option<ReduceOp>) -> Option
 /// driver, whose shader loops stop after 65,535 iterations in all); elsewhere one launch.
 const CPU_SPAN: usize = 1 << 15;
 
-/// The rows sorted by target, stably (`row_targets`: `rows` targets or the skip marker, which
-/// sorts last), in a new buffer of `rows` u32: the crate's radix sort of one sequence.
-fn sort_rows(client: &Client, row_targets: &Handle, rows: usize) -> Handle {
+/// The rows sorted by target, stably (`row_targets`: `rows` targets below `targets` or the skip
+/// marker), in a new buffer of `rows` u32: the crate's radix sort of one sequence, over the low
+/// bits that hold `targets`. The marker's low bits are all ones, above every target's, so its
+/// rows still sort last.
+fn sort_rows(client: &Client, row_targets: &Handle, rows: usize, targets: usize) -> Handle {
+    let bits = u32::try_from(targets).map_or(32, |t| u32::BITS - t.leading_zeros());
     sorted_positions(
         client,
-        (row_targets, ElemType::UInt(UIntKind::U32)),
+        (row_targets, ElemType::UInt(UIntKind::U32), bits),
         (1, rows),
         SortOrder::Ascending,
         SortPlan::for_client(client),
@@ -77,6 +80,7 @@ pub(super) unsafe fn launch_ordered(
         updates,
         rows,
         slice,
+        targets,
         output_len,
         units,
         address,
@@ -91,7 +95,7 @@ pub(super) unsafe fn launch_ordered(
     // list's length and count), read sorted positions below `rows` and write target elements
     // below `output_len` (targets below `targets`, as the caller checked).
     unsafe {
-        let sorted = sort_rows(client, row_targets, rows);
+        let sorted = sort_rows(client, row_targets, rows, *targets);
         let order = || BufferArg::from_raw_parts(sorted.clone(), rows);
         let targets_arg = || BufferArg::from_raw_parts(row_targets.clone(), rows);
         let uncertain = match step {
