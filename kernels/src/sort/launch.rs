@@ -122,10 +122,12 @@ fn key_format(elem: ElemType) -> Result<KeyFormat, KernelError> {
 /// come back bit for bit as stored.
 ///
 /// A stable LSD radix sort of order-preserving keys (see the [module](super)), batched over
-/// every sequence: four launches per 4-bit digit and three more, none of them waiting on
-/// another workgroup, and nothing read back to the host. `plan` picks the cube scans
-/// ([`SortPlan::for_client`] chooses for the runtime). Every buffer is read and written as
-/// 32-bit words, so every type runs on every runtime.
+/// every sequence: one cube per sequence where it fits one cube's shared memory, four launches
+/// per 4-bit digit otherwise, and for a small `k` of a long axis a radix select of the `k`
+/// first, so only those are sorted. No launch waits on another workgroup, and nothing is read
+/// back to the host. `plan` picks the cube scans and the paths ([`SortPlan::for_client`]
+/// chooses for the runtime). Every buffer is read and written as 32-bit words, so every type
+/// runs on every runtime.
 ///
 /// # Errors
 ///
