@@ -55,7 +55,7 @@ pub(super) fn cube_sort_run(
 }
 
 /// 32-bit words that hold `len` elements of `bits` bits.
-pub(super) fn words_of(len: usize, bits: u32) -> usize {
+fn words_of(len: usize, bits: u32) -> usize {
     (len * bits as usize).div_ceil(32)
 }
 
@@ -112,7 +112,7 @@ pub(super) struct TableScan {
     blocks: usize,
     block_totals: Handle,
     /// The offset of each block, to add to its entries' offsets within it.
-    pub(super) block_offsets: Handle,
+    block_offsets: Handle,
     total: Handle,
 }
 
@@ -199,7 +199,7 @@ pub(super) struct RadixSort<'a> {
     /// The low bits of a one-word key that are sorted (the key's width unless the caller knows
     /// that every key's higher bits are equal); two-word keys sort all 64.
     low_bits: u32,
-    pub(super) address: AddressType,
+    address: AddressType,
 }
 
 impl<'a> RadixSort<'a> {
