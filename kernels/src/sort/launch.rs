@@ -199,7 +199,14 @@ pub fn launch_top_k(
         let sorted = sort.order();
         (sort, sorted)
     } else {
-        RadixSort::run(client, &input.values, shape3, format, (flip, 32), plan)
+        RadixSort::run(
+            client,
+            &input.values,
+            shape3,
+            format,
+            (flip, format.bits),
+            plan,
+        )
     };
     write_outputs(
         client,

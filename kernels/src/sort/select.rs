@@ -180,8 +180,8 @@ fn tie_run(
     }
 }
 
-/// The packed below / equal counts (see [`tie_class`]) of the unit's run against its segment's
-/// `k`-th key, and that key.
+/// The class (see [`tie_class`]; 0 past the axis) of each element of the unit's run against its
+/// segment's `k`-th key, and their sum: the run's packed below / equal counts.
 #[cube]
 fn run_ties(
     keys: &[u32],
@@ -191,23 +191,27 @@ fn run_ties(
     run: &TieRun,
     #[comptime] key_words: usize,
     #[comptime] per_unit: usize,
-) -> (u32, u32, u32) {
+) -> (Array<u32>, u32) {
+    let mut classes = Array::<u32>::new(per_unit);
+    let mut packed = 0u32;
     let mut t_low = 0u32;
     let mut t_high = 0u32;
-    let mut packed = 0u32;
     if run.live {
         t_low = state[run.segment * STATE_WORDS];
         t_high = state[run.segment * STATE_WORDS + 1];
-        #[unroll]
-        for e in 0..per_unit {
-            let p = run.first + e;
-            if p < axis_len {
-                let (low, high) = key_words_at(keys, len, run.segment * axis_len + p, key_words);
-                packed += tie_class(low, high, t_low, t_high);
-            }
-        }
     }
-    (packed, t_low, t_high)
+    #[unroll]
+    for e in 0..per_unit {
+        let p = run.first + e;
+        let mut class = 0u32;
+        if run.live && p < axis_len {
+            let (low, high) = key_words_at(keys, len, run.segment * axis_len + p, key_words);
+            class = tie_class(low, high, t_low, t_high);
+        }
+        classes[e] = class;
+        packed += class;
+    }
+    (classes, packed)
 }
 
 /// Writes each tile's count of keys below its segment's `k`-th key to
@@ -230,7 +234,7 @@ pub fn select_count_ties(
 ) {
     let rank = scan_rank(cube_size, planes) as usize;
     let run = tie_run(rank, tiles_per_segment, tiles, cube_size, per_unit);
-    let (packed, _, _) = run_ties(keys, state, len, axis_len, &run, key_words, per_unit);
+    let (_, packed) = run_ties(keys, state, len, axis_len, &run, key_words, per_unit);
     let total = cube_inclusive_sum(packed, cube_size, planes);
     if run.live && rank == comptime!(cube_size - 1) {
         let at = run.segment * 2 * tiles_per_segment + CUBE_POS % tiles_per_segment;
@@ -273,7 +277,7 @@ pub fn select_gather(
 ) {
     let rank = scan_rank(cube_size, planes) as usize;
     let run = tie_run(rank, tiles_per_segment, tiles, cube_size, per_unit);
-    let (packed, t_low, t_high) = run_ties(keys, state, len, axis_len, &run, key_words, per_unit);
+    let (classes, packed) = run_ties(keys, state, len, axis_len, &run, key_words, per_unit);
     let before_in_tile = cube_inclusive_sum(packed, cube_size, planes) - packed;
     let segment = run.segment;
     if run.live {
@@ -287,25 +291,24 @@ pub fn select_gather(
             - scanned(offsets, block_offsets, equal_at, block)
             + (before_in_tile >> 16);
         let remaining = state[segment * STATE_WORDS + 2];
+        // Only the keys taken are read again.
         #[unroll]
         for e in 0..per_unit {
-            let p = run.first + e;
-            if p < axis_len {
+            let class = classes[e];
+            let taken = class == 1u32 || (class != 0u32 && equal < remaining);
+            let dest = (below + select(equal < remaining, equal, remaining)) as usize;
+            if taken && dest < k {
+                let p = run.first + e;
                 let (low, high) = key_words_at(keys, len, segment * axis_len + p, key_words);
-                let class = tie_class(low, high, t_low, t_high);
-                let taken = class == 1u32 || (class != 0u32 && equal < remaining);
-                let dest = (below + select(equal < remaining, equal, remaining)) as usize;
-                if taken && dest < k {
-                    let at = segment * k + dest;
-                    candidates[at] = low;
-                    if comptime!(key_words == 2) {
-                        candidates[candidates_len + at] = high;
-                    }
-                    positions[at] = p as u32;
+                let at = segment * k + dest;
+                candidates[at] = low;
+                if comptime!(key_words == 2) {
+                    candidates[candidates_len + at] = high;
                 }
-                below += select(class == 1u32, 1u32, 0u32);
-                equal += class >> 16;
+                positions[at] = p as u32;
             }
+            below += select(class == 1u32, 1u32, 0u32);
+            equal += class >> 16;
         }
     }
 }
