@@ -10,7 +10,7 @@ use super::select::{
     SELECT_BINS, STATE_WORDS, select_count_ties, select_gather, select_histogram,
     select_pick_digit, select_start,
 };
-use super::sorter::{RadixSort, TILE, TableScan, launch_keys, scratch_words};
+use super::sorter::{RadixSort, TILE, TableScan, launch_keys, scratch_words, tile_cubes};
 use crate::capture::launch_unchecked;
 use crate::launch::elementwise_geometry;
 
@@ -34,7 +34,6 @@ pub(super) struct RadixSelect<'a> {
     state: Handle,
     /// Every index the select's units form.
     reach: usize,
-    address: AddressType,
 }
 
 impl<'a> RadixSelect<'a> {
@@ -71,11 +70,10 @@ impl<'a> RadixSelect<'a> {
             histogram: scratch_words(client, segments * SELECT_BINS),
             state: scratch_words(client, segments * STATE_WORDS),
             reach,
-            address: AddressType::from_len(reach),
         };
         launch_keys(
             client,
-            select.address,
+            select.address(),
             input,
             (len, axis_len, inner),
             format,
@@ -85,13 +83,9 @@ impl<'a> RadixSelect<'a> {
         select
     }
 
-    /// One cube per tile.
-    fn tile_cubes(&self) -> CubeCount {
-        cubecl::calculate_cube_count_elemwise(
-            self.client,
-            self.tiles * TILE,
-            CubeDim::new_1d(TILE as u32),
-        )
+    /// The address type that covers every index the select's units form.
+    fn address(&self) -> AddressType {
+        AddressType::from_len(self.reach)
     }
 
     /// The `k` smallest keys of each sequence and their positions, in position order, written
@@ -108,9 +102,9 @@ impl<'a> RadixSelect<'a> {
         unsafe {
             launch_unchecked!(select_count_ties(
                 self.client,
-                self.tile_cubes(),
+                tile_cubes(self.client, self.tiles),
                 CubeDim::new_1d(TILE as u32),
-                self.address,
+                self.address(),
                 BufferArg::from_raw_parts(self.keys.clone(), key_words),
                 BufferArg::from_raw_parts(self.state.clone(), self.segments * STATE_WORDS),
                 BufferArg::from_raw_parts(table.clone(), table_len),
@@ -124,7 +118,7 @@ impl<'a> RadixSelect<'a> {
                 self.plan.planes,
             ));
         }
-        scan.run(self.client, self.address, &table, self.plan.planes);
+        scan.run(self.client, self.address(), &table, self.plan.planes);
         let sort = RadixSort::new(self.client, self.segments * k, k, self.format, self.plan);
         let candidates_len = self.segments * k;
         // SAFETY: as above for the keys, the state and the table (read below `2 * tiles`, and
@@ -134,7 +128,7 @@ impl<'a> RadixSelect<'a> {
         unsafe {
             launch_unchecked!(select_gather(
                 self.client,
-                self.tile_cubes(),
+                tile_cubes(self.client, self.tiles),
                 CubeDim::new_1d(TILE as u32),
                 AddressType::from_len(self.reach.max(3 * candidates_len)),
                 BufferArg::from_raw_parts(self.keys.clone(), key_words),
@@ -176,7 +170,7 @@ impl<'a> RadixSelect<'a> {
                 self.client,
                 cubes,
                 dim,
-                self.address,
+                self.address(),
                 BufferArg::from_raw_parts(self.histogram.clone(), bins),
                 BufferArg::from_raw_parts(self.state.clone(), state_len),
                 self.segments,
@@ -192,9 +186,9 @@ impl<'a> RadixSelect<'a> {
             unsafe {
                 launch_unchecked!(select_histogram(
                     self.client,
-                    self.tile_cubes(),
+                    tile_cubes(self.client, self.tiles),
                     CubeDim::new_1d(TILE as u32),
-                    self.address,
+                    self.address(),
                     BufferArg::from_raw_parts(self.keys.clone(), key_words),
                     BufferArg::from_raw_parts(self.state.clone(), state_len),
                     BufferArg::from_raw_parts(self.histogram.clone(), bins),
@@ -218,7 +212,7 @@ impl<'a> RadixSelect<'a> {
                         CubeDim::new_1d(SELECT_BINS as u32)
                     ),
                     CubeDim::new_1d(SELECT_BINS as u32),
-                    self.address,
+                    self.address(),
                     BufferArg::from_raw_parts(self.histogram.clone(), bins),
                     BufferArg::from_raw_parts(self.state.clone(), state_len),
                     self.segments,

@@ -59,6 +59,11 @@ fn words_of(len: usize, bits: u32) -> usize {
     (len * bits as usize).div_ceil(32)
 }
 
+/// One cube of `TILE` units per tile, `tiles` in all.
+pub(super) fn tile_cubes(client: &Client, tiles: usize) -> CubeCount {
+    cubecl::calculate_cube_count_elemwise(client, tiles * TILE, CubeDim::new_1d(TILE as u32))
+}
+
 /// A scratch buffer of `n` words (at least one).
 pub(super) fn scratch_words(client: &Client, n: usize) -> Handle {
     client.empty(n.max(1) * size_of::<u32>())
@@ -78,6 +83,7 @@ pub(super) fn launch_keys(
 ) {
     let (cubes, dim) = elementwise_geometry(client, len);
     let input_words = words_of(len, format.bits);
+    let with_positions = positions.is_some();
     let (positions, positions_len) = match positions {
         Some(handle) => (handle.clone(), len),
         None => (scratch_words(client, 1), 1),
@@ -99,7 +105,7 @@ pub(super) fn launch_keys(
             inner,
             flip,
             format,
-            positions_len == len,
+            with_positions,
         ));
     }
 }
@@ -281,15 +287,6 @@ impl<'a> RadixSort<'a> {
         }
     }
 
-    /// One cube per tile.
-    fn tile_cubes(&self) -> CubeCount {
-        cubecl::calculate_cube_count_elemwise(
-            self.client,
-            self.tiles * TILE,
-            CubeDim::new_1d(TILE as u32),
-        )
-    }
-
     /// The whole sort of each segment in one cube, `per_unit` elements to a unit: the sorted
     /// positions go to the second buffer.
     fn in_cube(&self, per_unit: usize) -> usize {
@@ -366,7 +363,7 @@ impl<'a> RadixSort<'a> {
         unsafe {
             launch_unchecked!(sort_count_digits(
                 self.client,
-                self.tile_cubes(),
+                tile_cubes(self.client, self.tiles),
                 CubeDim::new_1d(TILE as u32),
                 self.address,
                 BufferArg::from_raw_parts(self.keys[from].clone(), key_words),
@@ -386,7 +383,7 @@ impl<'a> RadixSort<'a> {
         unsafe {
             launch_unchecked!(sort_scatter_digits(
                 self.client,
-                self.tile_cubes(),
+                tile_cubes(self.client, self.tiles),
                 CubeDim::new_1d(TILE as u32),
                 self.address,
                 BufferArg::from_raw_parts(self.keys[from].clone(), key_words),
