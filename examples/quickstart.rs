@@ -1,4 +1,4 @@
-//! Runs each of the crate's operators on the spec's reference inputs on `Device::default()`
+//! Runs each of the crate's operators, NMS included, on the spec's reference inputs on `Device::default()`
 //! (the Fusion-wrapped wgpu device under the default features) and prints the results.
 //!
 //! `cargo run --example quickstart`
@@ -137,4 +137,33 @@ fn main() {
         "  {}",
         x.sort_stable(0, Order::Ascending).indices.into_data()
     );
+
+    // NonMaxSuppression: ONNX's `suppress_by_IOU` example.
+    let boxes = Tensor::<3, Float>::from_data(
+        [[
+            [0.0, 0.0, 1.0, 1.0],
+            [0.0, 0.1, 1.0, 1.1],
+            [0.0, -0.1, 1.0, 0.9],
+            [0.0, 10.0, 1.0, 11.0],
+            [0.0, 10.1, 1.0, 11.1],
+            [0.0, 100.0, 1.0, 101.0],
+        ]],
+        &device,
+    );
+    let scores = Tensor::<3, Float>::from_data([[[0.9, 0.75, 0.6, 0.95, 0.5, 0.3]]], &device);
+    let options = NmsOptions {
+        iou_threshold: 0.5,
+        score_threshold: Some(0.0),
+        max_per_class: Some(3),
+        box_format: BoxFormat::Corners,
+        indices_dtype: None,
+    };
+    println!("\nNonMaxSuppression of ONNX's six boxes, IoU 0.5, at most 3 per class");
+    match boxes.non_max_suppression(scores, options) {
+        Ok(selected) => println!(
+            "  (expected [[0, 0, 3], [0, 0, 0], [0, 0, 5]]): {}",
+            selected.into_exact().into_data()
+        ),
+        Err(err) => println!("  error: {err}"),
+    }
 }

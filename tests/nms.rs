@@ -355,8 +355,24 @@ fn errors_name_the_problem() {
         ..base
     };
     let wide = Tensor::<3>::zeros([1, 200, 4], &device);
-    let message = err(wide, Tensor::zeros([1, 1, 200], &device), options);
+    let message = err(wide, Tensor::zeros([1, 1, 200], &device), options.clone());
     assert!(message.contains("IntDType::I64"), "{message}");
+    // More kept boxes per class than the sweep takes, unless max_per_class says fewer.
+    let n = (1 << 21) + 1;
+    let huge = || Tensor::<3>::zeros([1, n, 4], &device);
+    let huge_scores = || Tensor::<3>::zeros([1, 1, n], &device);
+    let unlimited = NmsOptions {
+        indices_dtype: None,
+        ..options
+    };
+    let message = err(huge(), huge_scores(), unlimited.clone());
+    assert!(message.contains("max_per_class"), "{message}");
+    let limited = NmsOptions {
+        max_per_class: Some(10),
+        score_threshold: Some(1.0),
+        ..unlimited
+    };
+    assert!(huge().non_max_suppression(huge_scores(), limited).is_ok());
 }
 
 #[test]
@@ -392,6 +408,72 @@ fn detector_sized_inputs() {
             "score threshold {score_threshold:?}"
         );
     }
+}
+
+/// One class of 8,192 and of 20,000 boxes that do not overlap, no score threshold and no limit:
+/// every box is kept, in score order, on every device (the sweep past many blocks and over
+/// several launches, the radix passes of the sort).
+#[test]
+fn thousands_of_kept_boxes_come_back_whole() {
+    for (n, seed) in [(8192usize, 3u64), (20_000, 4)] {
+        let mut mix = Mix(seed);
+        let scores: Vec<f32> = (0..n).map(|_| mix.unit()).collect();
+        let case = NmsCase {
+            boxes: spread_boxes(1, n, false, seed),
+            scores: scores.clone(),
+            batches: 1,
+            classes: 1,
+            n,
+            iou_threshold: 0.5,
+            score_threshold: None,
+            max_per_class: None,
+            center: false,
+        };
+        // Every box, by decreasing score, ties by lower index: what the oracle finds too.
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]).then(a.cmp(&b)));
+        let every_box: Vec<[i64; 3]> = order.iter().map(|&i| [0, 0, i as i64]).collect();
+        assert_eq!(
+            expected_nms(&case),
+            (every_box.clone(), n),
+            "the oracle, n {n}"
+        );
+        for device in devices_and_default() {
+            let (rows, padded) = run(&device, &case, None);
+            assert_eq!(padded, n);
+            assert_eq!(rows.len(), n, "kept boxes of {n} on {device:?}");
+            assert!(rows == every_box, "rows of {n} on {device:?}");
+        }
+    }
+}
+
+/// Long sequences: `N` past the one-cube sort (4,096) with thousands of boxes kept in a class
+/// (past 4,096 and 8,192), some suppressed by their neighbours, score thresholds and limits.
+fn long_case() -> impl Strategy<Value = NmsCase> {
+    (
+        prop::sample::select(vec![4097usize, 5000, 8193, 9000]),
+        1usize..=2,
+        any::<u64>(),
+        any::<bool>(),
+        prop::option::of(prop::sample::select(vec![0.1f32, 0.5])),
+        prop::option::of(prop::sample::select(vec![4100usize, 8200])),
+    )
+        .prop_map(
+            |(n, classes, seed, overlapping, score_threshold, max_per_class)| {
+                let mut mix = Mix(seed);
+                NmsCase {
+                    boxes: spread_boxes(1, n, overlapping, seed),
+                    scores: (0..classes * n).map(|_| mix.unit()).collect(),
+                    batches: 1,
+                    classes,
+                    n,
+                    iou_threshold: 0.3,
+                    score_threshold,
+                    max_per_class,
+                    center: false,
+                }
+            },
+        )
 }
 
 /// A case: `B`, `C` from 0 to 3, `N` around the sweep's block of 256, boxes from a few
@@ -450,6 +532,18 @@ proptest! {
 
     #[test]
     fn matches_the_oracle(case in case()) {
+        let want = expected_nms(&case);
+        for device in devices() {
+            prop_assert_eq!(run(&device, &case, None), want.clone(), "on {:?}", device);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(6))]
+
+    #[test]
+    fn long_sequences_match_the_oracle(case in long_case()) {
         let want = expected_nms(&case);
         for device in devices() {
             prop_assert_eq!(run(&device, &case, None), want.clone(), "on {:?}", device);

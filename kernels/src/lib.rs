@@ -22,6 +22,29 @@
 //! 32-bit words: two 16-bit or four 8-bit elements to a word, lowest bits first, and a 64-bit
 //! element as two words, low word first. Each launcher says which of its buffers this applies to
 //! and then needs them to start on a 4-byte boundary.
+//!
+//! # Float rules decided on integer bits
+//!
+//! Metal compiles with fast math by default (the compiler may assume no NaN or infinity and
+//! reassociate), and WGSL, Vulkan and DX12 allow a division 2.5 ulp off. So every rule that
+//! depends on a NaN, a signed zero, an infinity or a threshold is decided on the element's bits
+//! or by exact integer arithmetic:
+//!
+//! - NonZeroCoordinates' "non-zero": any bit set (for floats any but the sign bit); Compress's
+//!   condition: any bit set; BitCount counts bits.
+//! - ScatterND's float `Min`/`Max`: the order and the NaN test read from the bits, the choice
+//!   applied as bits (typed and packed kernels alike); the deterministic `Add`/`Mul` reduce in
+//!   exact integer arithmetic and round once.
+//! - The sort's keys: an order-preserving unsigned key made from each element's bits.
+//! - NMS: the score threshold compares keys; IoU's `fl(i / u) > t` is
+//!   [`nms::quotient_exceeds`], in integers; positivity of areas and overlaps is read from the
+//!   bits.
+//!
+//! What still computes in floats, and why that is safe: ScatterND's float `Add`/`Mul` (the
+//! arithmetic itself, whose order is unspecified unless deterministic) and NMS's box geometry,
+//! where each product and the union's sum pass through an integer XOR with a zero launch
+//! argument, so no compiler fuses or reassociates them: each is one correctly rounded IEEE
+//! operation, as ONNX Runtime computes it.
 
 pub mod bit_count;
 #[doc(hidden)]

@@ -6,7 +6,7 @@ use burn::tensor::kind::{Basic, Kind};
 use burn::tensor::{Bool, DType, Device, Float, Int, Tensor};
 
 use super::nonzero::max_value;
-use super::support::{check_raw_bits_input, read_count};
+use super::support::{check_raw_bits_input, read_count, read_count_async};
 use crate::{DmlOps, DmlOpsError};
 
 const OPERATOR: &str = "Compress";
@@ -32,7 +32,29 @@ impl<const D: usize, K: Basic> Compressed<D, K> {
     /// Exactly `count` along the compressed axis: reads `count` back once (one synchronisation).
     /// The slices kept are copied as raw bits, so every dtype works on every runtime.
     pub fn into_exact(self) -> Tensor<D, K> {
-        let count = read_count(self.count);
+        let count = read_count(self.count.clone());
+        self.leading(count)
+    }
+
+    /// The number selected. Reads `count` back to the host: one synchronisation.
+    pub fn count_sync(&self) -> usize {
+        read_count(self.count.clone())
+    }
+
+    /// [`count_sync`](Self::count_sync) without blocking, for browsers (where a blocking read
+    /// cannot run): the same value once the device has run.
+    pub async fn count_async(&self) -> usize {
+        read_count_async(self.count.clone()).await
+    }
+
+    /// [`into_exact`](Self::into_exact) without blocking, for browsers: the same tensor.
+    pub async fn into_exact_async(self) -> Tensor<D, K> {
+        let count = self.count_async().await;
+        self.leading(count)
+    }
+
+    /// The first `count` slices along the compressed axis, copied as raw bits.
+    fn leading(self, count: usize) -> Tensor<D, K> {
         if count == 0 {
             let mut dims = self.values.dims();
             dims[self.axis] = 0;

@@ -5,7 +5,7 @@ use burn::backend::Dispatch;
 use burn::tensor::{DType, Device, FloatDType, Int, IntDType, Tensor};
 
 use super::nonzero::max_value;
-use super::support::{check_encoding, leading_rows, read_count};
+use super::support::{check_encoding, leading_rows, read_count, read_count_async};
 use crate::nms_rules::BoxFormat;
 use crate::{DmlOps, DmlOpsError};
 
@@ -51,6 +51,18 @@ impl Selected {
     /// synchronisation.
     pub fn into_exact(self) -> Tensor<2, Int> {
         let rows = self.count_sync();
+        leading_rows(self.selected, rows)
+    }
+
+    /// [`count_sync`](Self::count_sync) without blocking, for browsers (where a blocking read
+    /// cannot run): the same value once the device has run.
+    pub async fn count_async(&self) -> usize {
+        read_count_async(self.count.clone()).await
+    }
+
+    /// [`into_exact`](Self::into_exact) without blocking, for browsers: the same tensor.
+    pub async fn into_exact_async(self) -> Tensor<2, Int> {
+        let rows = self.count_async().await;
         leading_rows(self.selected, rows)
     }
 }
@@ -141,6 +153,10 @@ fn to_f32(tensor: Tensor<3>) -> Tensor<3> {
     }
 }
 
+/// The most boxes kept per (batch, class), `min(N, max_per_class)`, on every device: the
+/// kernels' sweep tests each block against the kept boxes within one launch's bounded loop.
+const MAX_KEPT_PER_CLASS: usize = 1 << 21;
+
 /// Checks shapes, dtypes and options; returns the per-class limit and the indices' dtype.
 fn check(
     device: &Device,
@@ -193,7 +209,15 @@ fn check(
                 u32::MAX / 5
             ))
         })?;
-    let capacity = scores_len / n.max(1) * n.min(max_per_class);
+    let kept = n.min(max_per_class);
+    if kept > MAX_KEPT_PER_CLASS {
+        return Err(invalid(format!(
+            "{n} boxes with max_per_class {:?} may keep {kept} per (batch, class), more than the \
+             {MAX_KEPT_PER_CLASS} swept; set max_per_class to at most that",
+            options.max_per_class
+        )));
+    }
+    let capacity = scores_len / n.max(1) * kept;
     let largest = capacity.max(batches).max(classes).max(n);
     if largest as i128 > max_value(dtype) {
         return Err(invalid(format!(

@@ -3,7 +3,7 @@
 use burn::backend::Dispatch;
 use burn::tensor::{Bool, DType, Device, Float, Int, IntDType, Tensor};
 
-use super::support::{check_raw_bits_input, leading_rows, read_count};
+use super::support::{check_raw_bits_input, leading_rows, read_count, read_count_async};
 use crate::{DmlOps, DmlOpsError};
 
 const OPERATOR: &str = "NonZeroCoordinates";
@@ -40,6 +40,18 @@ impl NonZeroCoordinates {
     /// synchronisation.
     pub fn into_exact(self) -> Tensor<2, Int> {
         let rows = self.count_sync();
+        leading_rows(self.coordinates, rows)
+    }
+
+    /// [`count_sync`](Self::count_sync) without blocking, for browsers (where a blocking read
+    /// cannot run): the same value once the device has run.
+    pub async fn count_async(&self) -> usize {
+        read_count_async(self.count.clone()).await
+    }
+
+    /// [`into_exact`](Self::into_exact) without blocking, for browsers: the same tensor.
+    pub async fn into_exact_async(self) -> Tensor<2, Int> {
+        let rows = self.count_async().await;
         leading_rows(self.coordinates, rows)
     }
 }

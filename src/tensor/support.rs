@@ -137,11 +137,25 @@ pub(crate) fn check_raw_bits_input(
     check_encoding(operator, device, input).map(|_| ())
 }
 
-/// The value of a `[1]` count tensor (NonZeroCoordinates', Compress'), read back to the host:
-/// one synchronisation.
+/// The value of a `[1]` count tensor (NonZeroCoordinates', Compress', NMS'), read back to the
+/// host: one synchronisation.
 pub(crate) fn read_count(count: Tensor<1, Int>) -> usize {
-    let value = count
-        .into_data()
+    count_value(count.into_data())
+}
+
+/// [`read_count`] without blocking, for browsers: the read completes when the device has run.
+pub(crate) async fn read_count_async(count: Tensor<1, Int>) -> usize {
+    count_value(
+        count
+            .into_data_async()
+            .await
+            .expect("the device reads the count back"),
+    )
+}
+
+/// The count in a `[1]` Int tensor's data.
+fn count_value(data: TensorData) -> usize {
+    let value = data
         .convert_dtype(DType::I64)
         .try_to_vec::<i64>()
         .expect("count is an Int tensor")[0];

@@ -141,3 +141,24 @@ pub fn clustered_boxes(batches: usize, n: usize, objects: usize, seed: u64) -> V
     }
     out
 }
+
+/// Boxes `[batches, n, 4]` in corners format along a line, `10` apart, each of a width from 5 to
+/// 15: no box overlaps another where `overlapping` is false (every box is kept); otherwise
+/// neighbours overlap in part and thousands are still kept in one class.
+pub fn spread_boxes(batches: usize, n: usize, overlapping: bool, seed: u64) -> Vec<f32> {
+    let mut mix = Mix(seed);
+    let mut out = Vec::with_capacity(batches * n * 4);
+    for _ in 0..batches {
+        for i in 0..n {
+            let x = 10.0 * i as f32;
+            let width = if overlapping {
+                5.0 + 10.0 * mix.unit()
+            } else {
+                5.0
+            };
+            let row = (i % 3) as f32;
+            out.extend([row, x, row + 8.0, x + width]);
+        }
+    }
+    out
+}

@@ -1,6 +1,9 @@
-//! A box's geometry and the IoU test, computed in `f32` as ONNX Runtime computes them.
+//! A box's geometry and the IoU test: the geometry in `f32` as ONNX Runtime computes it, every
+//! decision on integer bits.
 
 use cubecl::prelude::*;
+
+use super::quotient::quotient_exceeds;
 
 /// A box normalised to its extent on each axis, with its area.
 #[derive(CubeType, Clone, Copy)]
@@ -49,8 +52,9 @@ pub(crate) fn load_box(
     let mut y_min = low_y;
     let mut y_max = high_y;
     if comptime!(center) {
-        let half_width = c / 2.0;
-        let half_height = d / 2.0;
+        // Halving is exact: a product by 0.5 is what `c / 2` rounds to on every runtime.
+        let half_width = c * 0.5;
+        let half_height = d * 0.5;
         x_min = a - half_width;
         x_max = a + half_width;
         y_min = b - half_height;
@@ -66,22 +70,54 @@ pub(crate) fn load_box(
     }
 }
 
-/// Whether a kept box suppresses a candidate: their IoU is strictly greater than `threshold`.
-/// IoU is 0 (never suppresses) where the intersection or either area is not positive. Every
-/// test is a comparison that a NaN fails, so a box with a NaN coordinate suppresses nothing and
-/// is suppressed by nothing, as in ONNX Runtime.
+/// The IoU threshold as [`quotient_exceeds`] takes it (see
+/// [`QuotientThreshold`](super::QuotientThreshold)).
+#[derive(CubeType, Clone, Copy)]
+pub(crate) struct IouThreshold {
+    pub midpoint: u32,
+    pub exponent: i32,
+    pub rule: u32,
+}
+
+/// Whether the bits of an `f32` are those of a positive number, `+inf` included: NaNs, zeros
+/// and negatives are not, whatever the compiler assumes about floats.
 #[cube]
-pub(crate) fn suppresses(a: &NmsBox, b: &NmsBox, threshold: f32, opaque: u32) -> bool {
+fn positive(bits: u32) -> bool {
+    bits != 0u32 && bits <= 0x7F80_0000u32
+}
+
+/// Whether a kept box suppresses a candidate: `fl(intersection / union)` strictly greater than
+/// the threshold, decided exactly ([`quotient_exceeds`]). IoU is 0 (never suppresses) where the
+/// intersection or either area is not positive, decided on their bits, so a box with a NaN
+/// coordinate (a NaN area) suppresses nothing and is suppressed by nothing, as in ONNX Runtime.
+/// For coordinates that are not NaN, `right > left` exactly when `right - left` is positive.
+#[cube]
+pub(crate) fn suppresses(a: &NmsBox, b: &NmsBox, threshold: &IouThreshold, opaque: u32) -> bool {
     let left = select(a.x_min < b.x_min, b.x_min, a.x_min);
     let right = select(b.x_max < a.x_max, b.x_max, a.x_max);
     let bottom = select(a.y_min < b.y_min, b.y_min, a.y_min);
     let top = select(b.y_max < a.y_max, b.y_max, a.y_max);
+    let width = unfused(right - left, opaque);
+    let height = unfused(top - bottom, opaque);
     let mut result = false;
-    if right > left && top > bottom && a.area > 0.0 && b.area > 0.0 {
-        let intersection = unfused((right - left) * (top - bottom), opaque);
-        let union = a.area + b.area - intersection;
-        if intersection > 0.0 && union > 0.0 {
-            result = intersection / union > threshold;
+    if positive(u32::reinterpret(width))
+        && positive(u32::reinterpret(height))
+        && positive(u32::reinterpret(a.area))
+        && positive(u32::reinterpret(b.area))
+    {
+        let intersection = unfused(width * height, opaque);
+        // The sum passes through the XOR too, so no compiler reassociates the union.
+        let union = unfused(a.area + b.area, opaque) - intersection;
+        let i_bits = u32::reinterpret(intersection);
+        let u_bits = u32::reinterpret(union);
+        if positive(i_bits) && i_bits < 0x7F80_0000u32 && positive(u_bits) {
+            result = quotient_exceeds(
+                i_bits,
+                u_bits,
+                threshold.midpoint,
+                threshold.exponent,
+                threshold.rule,
+            );
         }
     }
     result

@@ -4,6 +4,7 @@ use cubecl::ir::{ElemType, FloatKind, UIntKind};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 
+use super::quotient::QuotientThreshold;
 use super::rows::nms_write_rows;
 use super::sweep::{KEPT_FLOATS, nms_sweep};
 use crate::KernelError;
@@ -12,8 +13,80 @@ use crate::launch::{elementwise_geometry, fits_integer, require_len, require_wor
 use crate::nonzero::nonzero_scan_tiles;
 use crate::sort::{SortOrder, SortPlan, sorted_positions};
 
-/// Units of a sweep's cube, and candidates per block.
+/// The most units of a sweep's cube, and candidates per block.
 const SWEEP_UNITS: usize = 256;
+
+/// The most loop iterations a unit of a sweep launch runs. Lavapipe and llvmpipe end every
+/// loop of a shader invocation once it has run 65,535 iterations in all, so a longer launch
+/// would silently stop keeping boxes there; the bound also keeps each launch short on a GPU
+/// (Windows resets one after 2 s in a launch) whatever `N`, while `N` up to about 8,400 still
+/// takes one launch.
+const SWEEP_ITERATIONS_PER_LAUNCH: usize = 32_768;
+
+/// Loop iterations of a sweep unit per block besides its tests against kept boxes: the block
+/// loop and steps 2 to 4 (at most 43 per 32-candidate word), with room to spare.
+const SWEEP_BLOCK_ITERATIONS: usize = 384;
+
+/// The most kept boxes per (batch, class), `min(N, max_per_class)`: a unit's tests of one block
+/// against them, [`MAX_KEPT_PER_STEP`] a loop iteration, must fit one launch's iterations.
+const MAX_KEPT: usize = SWEEP_ITERATIONS_PER_LAUNCH * MAX_KEPT_PER_STEP / 2;
+
+/// The most kept boxes a sweep unit tests per loop iteration (unrolled).
+const MAX_KEPT_PER_STEP: usize = 128;
+
+/// Kept boxes a sweep unit tests per loop iteration for at most `cap` kept: 8, or more where a
+/// block's tests would not fit one launch's iterations otherwise.
+fn kept_per_step(cap: usize) -> usize {
+    cap.div_ceil(SWEEP_ITERATIONS_PER_LAUNCH / 2)
+        .next_power_of_two()
+        .clamp(8, MAX_KEPT_PER_STEP)
+}
+
+/// Shared memory of a sweep cube of `units`: the block's boxes, survivors, masks and state.
+fn sweep_shared_bytes(units: usize) -> usize {
+    (units * KEPT_FLOATS + units + units * (units / 32) + units / 32 + 2) * size_of::<u32>()
+}
+
+/// Units of a sweep's cube on `client`: the most, a multiple of 32 up to [`SWEEP_UNITS`], that
+/// its units per cube and shared memory allow.
+fn sweep_units(client: &Client) -> usize {
+    let hardware = &crate::capture::properties(client).hardware;
+    let mut units = SWEEP_UNITS;
+    while units > 32
+        && (units > hardware.max_units_per_cube as usize
+            || sweep_shared_bytes(units) > hardware.max_shared_memory_size)
+    {
+        units /= 2;
+    }
+    units
+}
+
+/// The sweep's launches for `n` boxes in blocks of `units` with at most `cap` kept: `(first
+/// block, blocks)` of each, so that a unit's loop iterations in a launch (for a block, its
+/// tests against at most `min(block * units, cap)` kept boxes, `per_step` a step, and
+/// [`SWEEP_BLOCK_ITERATIONS`]) stay within [`SWEEP_ITERATIONS_PER_LAUNCH`]. Every launch gets at
+/// least one block, which fits alone while `cap <= MAX_KEPT`.
+fn sweep_launches(n: usize, cap: usize, units: usize, per_step: usize) -> Vec<(usize, usize)> {
+    let total = n.div_ceil(units);
+    let mut launches = Vec::new();
+    let mut first = 0;
+    while first < total {
+        let mut blocks = 0;
+        let mut work = 0usize;
+        while first + blocks < total {
+            let block = first + blocks;
+            let iterations = (block * units).min(cap).div_ceil(per_step) + SWEEP_BLOCK_ITERATIONS;
+            if blocks > 0 && work + iterations > SWEEP_ITERATIONS_PER_LAUNCH {
+                break;
+            }
+            work += iterations;
+            blocks += 1;
+        }
+        launches.push((first, blocks));
+        first += blocks;
+    }
+    launches
+}
 
 /// Units of the one-cube scan of the kept counts.
 const SCAN_UNITS: usize = 128;
@@ -114,8 +187,9 @@ fn min_score_key(threshold: Option<f32>) -> u32 {
 /// # Errors
 ///
 /// [`KernelError`] when the output type is not a signed integer of 8 to 64 bits or cannot hold
-/// an index or the capacity, the input has more than `u32::MAX` scores, or a handle is too
-/// small or misaligned. Nothing is launched then.
+/// an index or the capacity, the input has more than `u32::MAX / 5` scores or may keep more
+/// than 2,097,152 boxes per (batch, class), or a handle is too small or misaligned. Nothing is
+/// launched then.
 pub fn launch_non_max_suppression(
     client: &Client,
     input: &NmsInput,
@@ -142,6 +216,14 @@ pub fn launch_non_max_suppression(
         .filter(|&s| s <= u32::MAX as usize / KEPT_FLOATS)
         .ok_or_else(too_large)?;
     let cap = n.min(limits.max_per_class);
+    if cap > MAX_KEPT {
+        return Err(KernelError::TooLarge {
+            detail: format!(
+                "{shape:?} may keep {cap} boxes per (batch, class); at most {MAX_KEPT} are \
+                 swept (set max_per_class)"
+            ),
+        });
+    }
     let capacity = segments * cap;
     let largest = capacity.max(batches).max(classes).max(n);
     if !fits_integer(largest as i64, output.elem) {
@@ -178,36 +260,48 @@ pub fn launch_non_max_suppression(
             plan,
         );
         let kept_boxes = client.empty(capacity * KEPT_FLOATS * size_of::<f32>());
-        // SAFETY: cube `s < segments` reads order below `segments * n`, scores at `s * n` plus a
-        // listed position (clamped below `n`), boxes below
-        // `batches * n * 4` (each index clamped below `n`), and writes kept slots below
-        // `(s + 1) * cap` (the sweep stops at `cap`) and `kept_count[s]`.
-        unsafe {
-            launch_unchecked!(nms_sweep(
-                client,
-                cubecl::calculate_cube_count_elemwise(
+        let stopped = words(segments);
+        let units = sweep_units(client);
+        let threshold = QuotientThreshold::new(limits.iou_threshold);
+        let per_step = kept_per_step(cap);
+        for (first_block, blocks) in sweep_launches(n, cap, units, per_step) {
+            // SAFETY: cube `s < segments` reads order below `segments * n`, scores at `s * n`
+            // plus a listed position (clamped below `n`), boxes below `batches * n * 4` (each
+            // index clamped below `n`), and writes kept slots below `(s + 1) * cap` (a segment
+            // stops at `cap`), `kept_count[s]` and `stopped[s]`.
+            unsafe {
+                launch_unchecked!(nms_sweep(
                     client,
-                    segments * SWEEP_UNITS,
-                    CubeDim::new_1d(SWEEP_UNITS as u32)
-                ),
-                CubeDim::new_1d(SWEEP_UNITS as u32),
-                AddressType::from_len(scores * KEPT_FLOATS + SWEEP_UNITS),
-                BufferArg::from_raw_parts(input.boxes.clone(), batches * n * 4),
-                BufferArg::from_raw_parts(input.scores.clone(), scores),
-                BufferArg::from_raw_parts(order, scores),
-                BufferArg::from_raw_parts(kept_boxes, capacity * KEPT_FLOATS),
-                BufferArg::from_raw_parts(kept_index.clone(), capacity),
-                BufferArg::from_raw_parts(kept_count.clone(), segments),
-                segments,
-                classes,
-                n,
-                cap,
-                limits.iou_threshold,
-                min_score_key(limits.score_threshold),
-                0u32,
-                limits.format == NmsBoxFormat::Center,
-                SWEEP_UNITS,
-            ));
+                    cubecl::calculate_cube_count_elemwise(
+                        client,
+                        segments * units,
+                        CubeDim::new_1d(units as u32)
+                    ),
+                    CubeDim::new_1d(units as u32),
+                    AddressType::from_len(scores * KEPT_FLOATS + units),
+                    BufferArg::from_raw_parts(input.boxes.clone(), batches * n * 4),
+                    BufferArg::from_raw_parts(input.scores.clone(), scores),
+                    BufferArg::from_raw_parts(order.clone(), scores),
+                    BufferArg::from_raw_parts(kept_boxes.clone(), capacity * KEPT_FLOATS),
+                    BufferArg::from_raw_parts(kept_index.clone(), capacity),
+                    BufferArg::from_raw_parts(kept_count.clone(), segments),
+                    BufferArg::from_raw_parts(stopped.clone(), segments),
+                    segments,
+                    classes,
+                    n,
+                    cap,
+                    first_block,
+                    blocks,
+                    threshold.midpoint,
+                    threshold.exponent,
+                    threshold.rule,
+                    min_score_key(limits.score_threshold),
+                    0u32,
+                    limits.format == NmsBoxFormat::Center,
+                    units,
+                    per_step,
+                ));
+            }
         }
     }
     let counted = if capacity > 0 { segments } else { 0 };

@@ -3,7 +3,7 @@
 
 use cubecl::prelude::*;
 
-use super::boxes::{NmsBox, load_box, passes_score, suppresses};
+use super::boxes::{IouThreshold, NmsBox, load_box, passes_score, suppresses};
 
 /// Floats per kept box in the kept list: its extent on each axis and its area.
 pub(crate) const KEPT_FLOATS: usize = 5;
@@ -31,20 +31,25 @@ fn store_box(array: &mut [f32], first: usize, b: &NmsBox) {
     array[first + 4] = b.area;
 }
 
-/// Cube `s < segments` sweeps segment `s` (batch `s / classes`): its `n` boxes in decreasing
-/// score (`order` lists their indices; `scores` holds the segment's `f32` bits). Each block of
-/// `cube_size` candidates runs in four steps:
+/// Cube `s < segments` sweeps blocks `first_block .. first_block + blocks` of segment `s`
+/// (batch `s / classes`): its `n` boxes in decreasing score (`order` lists their indices;
+/// `scores` holds the segment's `f32` bits), `cube_size` candidates a block. `kept_count[s]` and
+/// `stopped[s]` carry the segment's state from one launch to the next (`first_block == 0`
+/// starts afresh). Each block runs in four steps:
 ///
 /// 1. each unit takes one candidate (a score that passes `min_key`) and drops it if a box kept
-///    by an earlier block suppresses it;
+///    by an earlier block suppresses it, testing `per_step` kept boxes per loop iteration;
 /// 2. each survivor marks, in a bitmask of 32-box words, the earlier survivors of the block that
 ///    would suppress it;
-/// 3. one unit resolves the block in order from those masks, keeping at most `cap` in all;
+/// 3. one unit resolves the block in order from those masks, keeping at most `cap` in all, and
+///    stops the segment at `cap`, at its end, or at a block whose last score fails the
+///    threshold (the rest are lower still);
 /// 4. the kept boxes join the segment's kept list (`kept_boxes`, `kept_index`).
 ///
-/// The sweep stops at `cap` kept boxes, at the end of the segment, or at the first score below
-/// the threshold (the rest are lower still). `kept_count[s]` gets the number kept. Scratch is
-/// `O(cube_size^2 / 32)` words of shared memory, never an `n x n` mask.
+/// Every barrier is in uniform control flow: the block loop's bounds are launch arguments, and
+/// a stopped segment's blocks run their barriers with no candidate. The host bounds the work of
+/// a launch by the blocks it gives it. Scratch is `O(cube_size^2 / 32)` words of shared memory,
+/// never an `n x n` mask.
 #[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn nms_sweep(
     boxes: &[f32],
@@ -53,20 +58,31 @@ pub fn nms_sweep(
     kept_boxes: &mut [f32],
     kept_index: &mut [u32],
     kept_count: &mut [u32],
+    stopped: &mut [u32],
     segments: usize,
     classes: usize,
     n: usize,
     cap: usize,
-    iou_threshold: f32,
+    first_block: usize,
+    blocks: usize,
+    midpoint: u32,
+    exponent: i32,
+    rule: u32,
     min_key: u32,
     opaque: u32,
     #[comptime] center: bool,
     #[comptime] cube_size: usize,
+    #[comptime] per_step: usize,
 ) {
     let segment = CUBE_POS;
     if segment >= segments {
         terminate!();
     }
+    let threshold = IouThreshold {
+        midpoint,
+        exponent,
+        rule,
+    };
     let words = comptime!(cube_size / 32);
     let unit = UNIT_POS as usize;
     let batch_first = segment / classes * n;
@@ -75,13 +91,20 @@ pub fn nms_sweep(
     let mut block_boxes = Shared::<[f32]>::new_slice(cube_size * KEPT_FLOATS);
     let mut alive = Shared::<[u32]>::new_slice(cube_size);
     let mut masks = Shared::<[u32]>::new_slice(cube_size * words);
-    let mut keep = Shared::<[u32]>::new_slice(words + 1);
-    let mut kept = 0usize;
-    let mut base = 0usize;
-    loop {
-        if base >= n || kept >= cap {
-            break;
-        }
+    // The kept bits of the block, then the segment's state: kept so far, and whether stopped.
+    let mut keep = Shared::<[u32]>::new_slice(words + 2);
+    if unit == 0 {
+        let resume = first_block > 0;
+        keep[words] = select(resume, kept_count[segment], 0u32);
+        keep[words + 1] = select(resume, stopped[segment], 0u32);
+    }
+    sync_cube();
+    for b in 0..blocks {
+        let base = (first_block + b) * cube_size;
+        // The same for every unit: read after the last barrier, written only by unit 0 in
+        // step 3, two barriers later.
+        let kept = keep[words] as usize;
+        let active = keep[words + 1] == 0u32 && base < n;
         let position = base + unit;
         // Units past the end load the last box and take no part.
         let at = row + select(position < n, position, n - 1);
@@ -89,13 +112,23 @@ pub fn nms_sweep(
         // Always below `n`; the clamp keeps the load inside the boxes whatever it holds.
         let index = select((listed as usize) < n, listed, (n - 1) as u32);
         let mine = load_box(boxes, batch_first + index as usize, opaque, center);
-        let mut candidate = position < n && passes_score(scores[row + index as usize], min_key);
-        // Step 1: the boxes kept by earlier blocks.
+        let mut candidate =
+            active && position < n && passes_score(scores[row + index as usize], min_key);
+        // Step 1: the boxes kept by earlier blocks, `per_step` a step (a loop without
+        // barriers).
         if candidate {
-            for k in 0..kept {
-                let kept_one = kept_box(kept_boxes, list + k);
-                if suppresses(&mine, &kept_one, iou_threshold, opaque) {
-                    candidate = false;
+            for step in 0..(kept + per_step - 1) / per_step {
+                #[unroll]
+                for j in 0..per_step {
+                    let k = step * per_step + j;
+                    if candidate && k < kept {
+                        let kept_one = kept_box(kept_boxes, list + k);
+                        if suppresses(&mine, &kept_one, &threshold, opaque) {
+                            candidate = false;
+                        }
+                    }
+                }
+                if !candidate {
                     break;
                 }
             }
@@ -107,12 +140,16 @@ pub fn nms_sweep(
         for w in 0..words {
             let mut mask = 0u32;
             if candidate && w * 32 < unit {
-                for bit in 0..32usize {
-                    let j = w * 32 + bit;
-                    if j < unit && alive[j] == 1 {
-                        let other = kept_box(&mut block_boxes, j);
-                        if suppresses(&mine, &other, iou_threshold, opaque) {
-                            mask |= 1u32 << bit as u32;
+                for quarter in 0..8usize {
+                    #[unroll]
+                    for b in 0..4usize {
+                        let bit = quarter * 4 + b;
+                        let j = w * 32 + bit;
+                        if j < unit && alive[j] == 1 {
+                            let other = kept_box(&mut block_boxes, j);
+                            if suppresses(&mine, &other, &threshold, opaque) {
+                                mask |= 1u32 << bit as u32;
+                            }
                         }
                     }
                 }
@@ -120,33 +157,48 @@ pub fn nms_sweep(
             masks[unit * words + w] = mask;
         }
         sync_cube();
-        // Step 3: one unit keeps the block's survivors in order.
+        // Step 3: one unit keeps the block's survivors in order and updates the state.
         if unit == 0 {
-            for w in 0..words {
-                keep[w] = 0u32;
-            }
             let mut kept_here = 0usize;
-            for i in 0..cube_size {
-                if alive[i] == 1 && kept + kept_here < cap {
-                    let mut suppressed = false;
-                    for w in 0..i / 32 + 1 {
-                        if (masks[i * words + w] & keep[w]) != 0 {
-                            suppressed = true;
+            for w in 0..words {
+                let mut word = 0u32;
+                for bit in 0..32usize {
+                    let i = w * 32 + bit;
+                    if alive[i] == 1 && kept + kept_here < cap {
+                        // Kept by an earlier word of the block, or by this one so far.
+                        let mut suppressed = (masks[i * words + w] & word) != 0;
+                        #[unroll]
+                        for earlier in 0..words {
+                            if earlier < w && (masks[i * words + earlier] & keep[earlier]) != 0 {
+                                suppressed = true;
+                            }
+                        }
+                        if !suppressed {
+                            word |= 1u32 << bit as u32;
+                            kept_here += 1;
                         }
                     }
-                    if !suppressed {
-                        keep[i / 32] |= 1u32 << (i % 32) as u32;
-                        kept_here += 1;
-                    }
                 }
+                keep[w] = word;
             }
-            keep[words] = kept_here as u32;
+            // Scores are in decreasing order: once one below the threshold is reached, so are
+            // the rest. NaNs, which never pass, come first.
+            let last = select(base + cube_size < n, base + cube_size, n) - 1;
+            let last_listed = order[row + last];
+            let last_bits =
+                scores[row + select((last_listed as usize) < n, last_listed, 0u32) as usize];
+            let last_is_nan = (last_bits & 0x7FFF_FFFFu32) > 0x7F80_0000u32;
+            let below = !last_is_nan && !passes_score(last_bits, min_key);
+            let total = kept + kept_here;
+            keep[words] = total as u32;
+            let done = !active || total >= cap || base + cube_size >= n || below;
+            keep[words + 1] = select(done, 1u32, 0u32);
         }
         sync_cube();
         // Step 4: the block's kept boxes join the list, in order.
         let my_word = keep[unit / 32];
         let bit = (unit % 32) as u32;
-        if ((my_word >> bit) & 1u32) == 1 {
+        if active && ((my_word >> bit) & 1u32) == 1 {
             let mut rank = (my_word & ((1u32 << bit) - 1)).count_ones() as usize;
             for w in 0..unit / 32 {
                 rank += keep[w].count_ones() as usize;
@@ -155,24 +207,12 @@ pub fn nms_sweep(
             store_box(kept_boxes, slot * KEPT_FLOATS, &mine);
             kept_index[slot] = index;
         }
-        kept += keep[words] as usize;
-        // Scores are in decreasing order: once one below the threshold is reached, so are the
-        // rest. NaNs, which never pass, come first.
-        let last = select(base + cube_size < n, base + cube_size, n) - 1;
-        let last_listed = order[row + last];
-        let last_bits =
-            scores[row + select((last_listed as usize) < n, last_listed, 0u32) as usize];
-        let last_is_nan = (last_bits & 0x7FFF_FFFFu32) > 0x7F80_0000u32;
-        if !last_is_nan && !passes_score(last_bits, min_key) {
-            base = n;
-        } else {
-            base += cube_size;
-        }
         // The kept list is read by every unit of the next block, and the shared arrays are
         // rewritten: both wait for every unit.
         sync_storage();
     }
     if unit == 0 {
-        kept_count[segment] = kept as u32;
+        kept_count[segment] = keep[words];
+        stopped[segment] = keep[words + 1];
     }
 }

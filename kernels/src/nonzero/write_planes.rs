@@ -22,7 +22,8 @@ use super::tile::{TileLayout, TileShape, tile_bits};
 /// - very sparse tiles (at most one element in 16 set): up to 32 elements per unit and step (8
 ///   vectors for f32), a quarter of the sparse tiles' scans: 16 vectors per unit take one.
 ///
-/// Two barriers per tile: one for the planes' geometry, one for the planes' totals.
+/// Three barriers per tile: the tile's density read as a uniform value, the planes' geometry,
+/// the planes' totals.
 ///
 /// Every plane operation runs with the whole plane active: none follows a branch on a per-lane
 /// value (loads are guarded by selects, not branches), and each write runs all of its plane
@@ -64,14 +65,19 @@ pub(super) fn write_tile_planes<O: Int>(
     let group = comptime!((8 / lanes).clamp(1, per_unit));
     let wide_group = comptime!((32 / lanes).clamp(1, per_unit));
     let mut tile_offset = 0u32;
-    let mut sparse = false;
-    let mut very_sparse = false;
+    let mut in_tile = Shared::<[u32]>::new_slice(1usize);
     if tile < layout.tiles {
         tile_offset = tile_offsets[tile];
-        let in_tile = tile_offsets[tile + 1] - tile_offset;
-        sparse = in_tile as usize * 4 <= comptime!(cube_size * per_unit * lanes);
-        very_sparse = in_tile as usize * 16 <= comptime!(cube_size * per_unit * lanes);
+        if UNIT_POS == 0 {
+            in_tile[0] = tile_offsets[tile + 1] - tile_offset;
+        }
     }
+    // Through workgroup memory, so WGSL's uniformity analysis knows the branches below (which
+    // hold plane operations) are the same in the whole cube, as browsers require.
+    let in_tile = workgroup_uniform_load(&in_tile[0]) as usize;
+    let sparse = tile < layout.tiles && in_tile * 4 <= comptime!(cube_size * per_unit * lanes);
+    let very_sparse =
+        tile < layout.tiles && in_tile * 16 <= comptime!(cube_size * per_unit * lanes);
     let mut very_sparse_bits = Array::<u32>::new(comptime!(per_unit.div_ceil(wide_group)));
     let mut sparse_bits = Array::<u32>::new(comptime!(per_unit.div_ceil(group)));
     let mut dense_bits = Array::<u32>::new(per_unit);

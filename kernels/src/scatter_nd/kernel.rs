@@ -24,9 +24,9 @@ pub enum ReduceOp {
 /// `Min` and `Max` replace `acc` only when `value` ranks strictly below (above) it. For floats
 /// (`float`, with `B` the unsigned integer type of `T`'s width) `-0.0` ranks below `+0.0` and a
 /// NaN ranks nowhere: a NaN update never replaces a value and a NaN value is never replaced, so
-/// the result does not depend on the order of the updates. The float choice is applied to the
-/// raw bits with integer arithmetic, so no shader compiler can turn it into a `min`/`max`
-/// instruction with its own NaN and signed-zero rules.
+/// the result does not depend on the order of the updates. The float choice is decided and
+/// applied on the raw bits with integer arithmetic, so no shader compiler can turn it into a
+/// `min`/`max` instruction with its own NaN and signed-zero rules, or change it under fast math.
 #[cube]
 fn combine<T: Numeric, B: Int>(
     acc: T,
@@ -42,12 +42,21 @@ fn combine<T: Numeric, B: Int>(
     } else if comptime!(float) {
         let kept = B::reinterpret(acc);
         let bits = B::reinterpret(value);
-        // Equal floats with different bits are the two zeros (-0.0 has the larger bits).
-        let replace = if comptime!(op == ReduceOp::Min) {
-            value < acc || (value == acc && bits > kept)
+        // The order read from the bits: negative floats' keys fall as their magnitude grows,
+        // all below the positives' (so `-0.0` ranks below `+0.0`); NaNs are compared with
+        // nothing. No float comparison, so fast math cannot change the choice.
+        let magnitude = B::max_value() >> B::new(1);
+        let sign = B::max_value() ^ magnitude;
+        let infinity = B::reinterpret(T::max_value()) + B::new(1);
+        let comparable = (kept & magnitude) <= infinity && (bits & magnitude) <= infinity;
+        let key_kept = select((kept & sign) != B::new(0), magnitude - (kept & magnitude), kept | sign);
+        let key_value = select((bits & sign) != B::new(0), magnitude - (bits & magnitude), bits | sign);
+        let ordered = if comptime!(op == ReduceOp::Min) {
+            key_value < key_kept
         } else {
-            value > acc || (value == acc && bits < kept)
+            key_value > key_kept
         };
+        let replace = comparable && ordered;
         let mask = B::new(0) - B::cast_from(replace);
         out = T::reinterpret(kept ^ ((bits ^ kept) & mask));
     } else {

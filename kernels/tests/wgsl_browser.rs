@@ -1,0 +1,321 @@
+//! Every kernel the launchers launch, as WGSL for a browser's WebGPU, validated by Tint (Chrome's
+//! WGSL compiler): each launcher runs under a [`Capture`] whose device has WebGPU's default
+//! limits (16 KiB of workgroup storage, 256 invocations, 8 storage buffers per stage, 65,535
+//! workgroups per dimension) and 32-bit types only, with and without the `shader-f16` and
+//! `subgroups` features, at every configuration it picks there. Each kernel is turned into WGSL
+//! by cubecl-wgpu's compiler, written to a folder, and checked by `tests/wgsl/validate.cjs`
+//! through Dawn's node binding (npm `webgpu` 0.6.2, null backend: no GPU): shader module,
+//! compilation messages and compute pipeline under the default limits, uniformity included.
+//!
+//! Without node or the `webgpu` package (found through `NODE_PATH`) the test says so and checks
+//! only that every kernel turns into WGSL; `BURN_DML_OPS_REQUIRE_TINT=1` makes that a failure.
+//! `BURN_DML_OPS_WGSL_SOURCES=DIR` keeps the sources in `DIR`.
+
+mod common;
+mod launchers;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::process::Command;
+
+use burn_dml_ops_kernels::capture::Capture;
+use cubecl::Compiler;
+use cubecl::ir::features::{AtomicUsage, Plane, TypeUsage};
+use cubecl::ir::{
+    AddressType, DeviceIdentity, DeviceProperties, ElemType, FloatKind, HardwareProperties,
+    IntKind, Type, UIntKind,
+};
+use cubecl::prelude::*;
+use cubecl::wgpu::WgslCompiler;
+
+use launchers::{KERNELS, OPERATORS};
+
+/// The kernels no launcher picks for a browser's adapter, and why: each needs a type or an
+/// atomic that WebGPU lacks, and its launcher takes another path (or refuses the dtype) there.
+const NOT_FOR_BROWSERS: [&str; 1] = [
+    // Deterministic f64 `Add`/`Mul` computes in f64, which no browser has: an `Err` there.
+    "scatter_nd_ordered_f64",
+];
+
+/// The kernels that bind more storage buffers than WebGPU's default 8 per stage (ScatterND's
+/// reductions by lists and its deterministic forms): Tint rejects them, and a browser's
+/// adapter cannot run them until they bind fewer. The test fails if any other kernel is
+/// rejected, for any reason, or if one of these is accepted (so the list shrinks with them).
+const OVER_THE_BINDING_LIMIT: [&str; 7] = [
+    "scatter_nd_exact_finish",
+    "scatter_nd_exact_segments",
+    "scatter_nd_listed_sum",
+    "scatter_nd_ordered_product",
+    "scatter_nd_product_chunks",
+    "scatter_nd_product_level",
+    "scatter_nd_reduce_lists",
+];
+
+/// An adapter as a page gets it without asking for limits: WebGPU's defaults, 32-bit types and
+/// atomics, `f16` and subgroups (of any size from 4 to 128) where the feature is on.
+fn webgpu_properties(client: &Client, f16: bool, subgroups: bool) -> DeviceProperties {
+    let hardware = HardwareProperties {
+        load_width: 128,
+        vector_register_count: None,
+        plane_size_min: 4,
+        plane_size_max: 128,
+        // 8 storage buffers per stage, one of them CubeCL's own (as cubecl-wgpu counts them).
+        max_bindings: 7,
+        max_shared_memory_size: 16_384,
+        max_cube_count: (65_535, 65_535, 65_535),
+        max_units_per_cube: 256,
+        max_cube_dim: (256, 256, 64),
+        num_streaming_multiprocessors: None,
+        num_tensor_cores: None,
+        min_tensor_cores_dim: None,
+        num_cpu_cores: None,
+        last_level_cache_size: None,
+        max_vector_size: 4,
+        cube_mma_reserved_shared_memory: 0,
+    };
+    let mut properties = DeviceProperties::new(
+        Default::default(),
+        client.properties().memory.clone(),
+        hardware,
+        client.properties().timing_method,
+        DeviceIdentity {
+            name: "WebGPU default limits (captured)".into(),
+            fingerprint: "webgpu_default".into(),
+            physical: None,
+        },
+    );
+    properties.register_address_type(AddressType::U32);
+    for elem in [
+        ElemType::UInt(UIntKind::U32),
+        ElemType::Int(IntKind::I32),
+        ElemType::Float(FloatKind::F32),
+        ElemType::Float(FloatKind::Flex32),
+        ElemType::Bool,
+    ] {
+        properties.register_type_usage(elem, TypeUsage::all());
+    }
+    if f16 {
+        properties.register_type_usage(ElemType::Float(FloatKind::F16), TypeUsage::all());
+    }
+    for elem in [ElemType::UInt(UIntKind::U32), ElemType::Int(IntKind::I32)] {
+        properties.register_atomic_type_usage(
+            Type::atomic(elem),
+            AtomicUsage::LoadStore | AtomicUsage::Exchange | AtomicUsage::Add,
+        );
+    }
+    if subgroups {
+        properties.features.plane.insert(Plane::Ops);
+    }
+    properties
+}
+
+/// One captured kernel as WGSL (as cubecl-wgpu compiles it for wasm32): its function and the
+/// name CubeCL gave this configuration.
+struct WgslSource {
+    function: String,
+    name: String,
+    code: String,
+}
+
+/// Turns `kernel` (as launched: unchecked) into WGSL; its function is the longest of `KERNELS`
+/// that starts its name.
+fn wgsl_of(kernel: &dyn CubeKernel) -> WgslSource {
+    let configuration = format!("{:?}", kernel.id());
+    let mut definition = cubecl::define_kernel(kernel)
+        .unwrap_or_else(|err| panic!("{configuration}: the kernel does not expand: {err}"));
+    definition.settings.execution_mode = ExecutionMode::Unchecked;
+    let name = definition.settings.kernel_name.clone();
+    let shader = WgslCompiler
+        .compile(definition, &Default::default())
+        .unwrap_or_else(|err| panic!("{name} at {configuration}: no WGSL: {err}"));
+    let function = KERNELS
+        .iter()
+        .filter(|function| name.starts_with(**function))
+        .max_by_key(|function| function.len())
+        .unwrap_or_else(|| panic!("{name} is none of the kernels {KERNELS:?}"))
+        .to_string();
+    let mut code = shader.to_string();
+    // cubecl-wgpu built for wasm32 enables subgroups where a kernel uses them, as browsers
+    // require; built natively it leaves the directive out, which naga rejects.
+    if code.contains("subgroup") && !code.contains("enable subgroups;") {
+        code.insert_str(0, "enable subgroups;\n");
+    }
+    WgslSource {
+        function,
+        name,
+        code,
+    }
+}
+
+/// Every kernel every launcher builds on a WebGPU adapter with `features`, by file stem; each
+/// configuration is turned into WGSL once.
+fn every_kernel(client: &Client, f16: bool, subgroups: bool) -> BTreeMap<String, WgslSource> {
+    let capture = Capture::open(
+        webgpu_properties(client, f16, subgroups),
+        Default::default(),
+    );
+    let mut kernels = BTreeMap::new();
+    for (_, launch, _) in OPERATORS {
+        launch(client);
+        for kernel in capture.take() {
+            kernels
+                .entry(format!("{:?}", kernel.id()))
+                .or_insert(kernel);
+        }
+    }
+    kernels
+        .into_values()
+        .map(|kernel| {
+            let source = wgsl_of(&*kernel);
+            let configuration = source.name[source.function.len()..].trim_start_matches('_');
+            (format!("{}__{configuration}", source.function), source)
+        })
+        .collect()
+}
+
+/// A source Tint rejected: its file (`<kernel>__<configuration>.wgsl`) and Tint's messages.
+struct Failure {
+    file: String,
+    message: String,
+}
+
+/// Runs the Tint validation of the `.wgsl` files in `dir`: `None` where node or Dawn is missing,
+/// else each failing file with Tint's messages.
+fn validate(dir: &Path, features: &[&str]) -> Option<Vec<Failure>> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/wgsl/validate.cjs");
+    let output = Command::new("node")
+        .arg(script)
+        .arg(dir)
+        .args(features)
+        .output()
+        .ok()?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    if output.status.code() == Some(2) {
+        eprintln!("{}", String::from_utf8_lossy(&output.stderr).trim());
+        return None;
+    }
+    assert!(
+        output.status.success(),
+        "the validation script failed: {}{stdout}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for line in stdout.lines() {
+        if line.starts_with("ok ") {
+            checked += 1;
+        } else if let Some(file) = line.strip_prefix("error ") {
+            checked += 1;
+            failures.push(Failure {
+                file: file.to_string(),
+                message: String::new(),
+            });
+        } else if let Some(message) = line.strip_prefix('\t') {
+            let last = failures.last_mut().expect("a message follows its file");
+            last.message.push_str("\n    ");
+            last.message.push_str(message);
+        }
+    }
+    let files = std::fs::read_dir(dir)
+        .expect("the sources folder is read")
+        .filter(|entry| {
+            entry
+                .as_ref()
+                .is_ok_and(|e| e.path().extension().is_some_and(|x| x == "wgsl"))
+        })
+        .count();
+    assert_eq!(checked, files, "Tint's report covers every file:\n{stdout}");
+    Some(failures)
+}
+
+#[test]
+fn every_kernel_is_valid_wgsl_for_browsers() {
+    let Some(client) = common::client() else {
+        return;
+    };
+    let root = std::env::var("BURN_DML_OPS_WGSL_SOURCES").map_or_else(
+        |_| std::env::temp_dir().join(format!("burn-dml-ops-wgsl-{}", std::process::id())),
+        Into::into,
+    );
+    let mut built = BTreeSet::new();
+    let mut failures = Vec::new();
+    let mut validated = true;
+    let mut total = 0;
+    // Each feature off and on: a core adapter, and one with both.
+    for (f16, subgroups) in [(false, false), (true, true)] {
+        let features: Vec<&str> = [(f16, "shader-f16"), (subgroups, "subgroups")]
+            .into_iter()
+            .filter_map(|(on, feature)| on.then_some(feature))
+            .collect();
+        let dir = root.join(if features.is_empty() {
+            "core".to_string()
+        } else {
+            features.join("+")
+        });
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("the sources folder is made");
+        let sources = every_kernel(&client, f16, subgroups);
+        total += sources.len();
+        for (stem, source) in &sources {
+            built.insert(source.function.clone());
+            std::fs::write(dir.join(format!("{stem}.wgsl")), &source.code)
+                .expect("a source is written");
+        }
+        match validate(&dir, &features) {
+            Some(found) => failures.extend(found.into_iter().map(|failure| Failure {
+                file: failure.file,
+                message: format!("[{}]{}", features.join("+"), failure.message),
+            })),
+            None => validated = false,
+        }
+    }
+    if std::env::var_os("BURN_DML_OPS_WGSL_SOURCES").is_none() {
+        let _ = std::fs::remove_dir_all(&root);
+    }
+    let never: BTreeSet<&str> = KERNELS
+        .iter()
+        .copied()
+        .filter(|kernel| !built.contains(*kernel))
+        .collect();
+    assert_eq!(
+        never,
+        NOT_FOR_BROWSERS.into_iter().collect(),
+        "the kernels no launcher picks for a browser"
+    );
+    if !validated {
+        let message = "node or its `webgpu` package not found (npm install webgpu@0.6.2, and \
+                       NODE_PATH to its node_modules): every kernel turned into WGSL, none \
+                       validated";
+        assert!(
+            std::env::var_os("BURN_DML_OPS_REQUIRE_TINT").is_none(),
+            "{message}"
+        );
+        eprintln!("{message}");
+        return;
+    }
+    eprintln!("{total} kernel configurations validated by Tint");
+    let limit = "exceeds the maximum per-stage limit (8)";
+    let (over_limit, rejected): (Vec<&Failure>, Vec<&Failure>) =
+        failures.iter().partition(|failure| {
+            failure.message.contains(limit) && failure.message.contains("storage buffers")
+        });
+    assert!(
+        rejected.is_empty(),
+        "{} of {total} WGSL sources rejected by Tint:\n{}",
+        rejected.len(),
+        rejected
+            .iter()
+            .map(|f| format!("{}: {}", f.file, f.message))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    let over: BTreeSet<&str> = over_limit
+        .iter()
+        .map(|failure| failure.file.split("__").next().unwrap_or_default())
+        .collect();
+    assert_eq!(
+        over,
+        OVER_THE_BINDING_LIMIT.into_iter().collect(),
+        "the kernels over WebGPU's storage buffer limit"
+    );
+}
