@@ -49,8 +49,16 @@ fn combine<T: Numeric, B: Int>(
         let sign = B::max_value() ^ magnitude;
         let infinity = B::reinterpret(T::max_value()) + B::new(1);
         let comparable = (kept & magnitude) <= infinity && (bits & magnitude) <= infinity;
-        let key_kept = select((kept & sign) != B::new(0), magnitude - (kept & magnitude), kept | sign);
-        let key_value = select((bits & sign) != B::new(0), magnitude - (bits & magnitude), bits | sign);
+        let key_kept = select(
+            (kept & sign) != B::new(0),
+            magnitude - (kept & magnitude),
+            kept | sign,
+        );
+        let key_value = select(
+            (bits & sign) != B::new(0),
+            magnitude - (bits & magnitude),
+            bits | sign,
+        );
         let ordered = if comptime!(op == ReduceOp::Min) {
             key_value < key_kept
         } else {
