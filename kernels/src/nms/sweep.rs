@@ -162,20 +162,25 @@ pub fn nms_sweep(
             let mut kept_here = 0usize;
             for w in 0..words {
                 let mut word = 0u32;
-                for bit in 0..32usize {
-                    let i = w * 32 + bit;
-                    if alive[i] == 1 && kept + kept_here < cap {
-                        // Kept by an earlier word of the block, or by this one so far.
-                        let mut suppressed = (masks[i * words + w] & word) != 0;
-                        #[unroll]
-                        for earlier in 0..words {
-                            if earlier < w && (masks[i * words + earlier] & keep[earlier]) != 0 {
-                                suppressed = true;
+                for quarter in 0..8usize {
+                    #[unroll]
+                    for b in 0..4usize {
+                        let bit = quarter * 4 + b;
+                        let i = w * 32 + bit;
+                        if alive[i] == 1 && kept + kept_here < cap {
+                            // Kept by an earlier word of the block, or by this one so far.
+                            let mut suppressed = (masks[i * words + w] & word) != 0;
+                            #[unroll]
+                            for earlier in 0..words {
+                                if earlier < w && (masks[i * words + earlier] & keep[earlier]) != 0
+                                {
+                                    suppressed = true;
+                                }
                             }
-                        }
-                        if !suppressed {
-                            word |= 1u32 << bit as u32;
-                            kept_here += 1;
+                            if !suppressed {
+                                word |= 1u32 << bit as u32;
+                                kept_here += 1;
+                            }
                         }
                     }
                 }
