@@ -231,7 +231,7 @@ fn the_iou_decision_matches_f32_division() {
         let value = |bits: u64| f32::from_bits((bits as u32) % 0x7F80_0000 + 1);
         let (i, u) = (value(next()), value(next()));
         // Half of them with `i <= u` within a few binades, as an IoU's are.
-        let u = if pairs.len() % 2 == 0 {
+        let u = if pairs.len().is_multiple_of(2) {
             i * (1.0 + (next() % 1000) as f32 / 7.0)
         } else {
             u

@@ -117,7 +117,7 @@ pub fn nms_sweep(
         // Step 1: the boxes kept by earlier blocks, `per_step` a step (a loop without
         // barriers).
         if candidate {
-            for step in 0..(kept + per_step - 1) / per_step {
+            for step in 0..kept.div_ceil(per_step) {
                 #[unroll]
                 for j in 0..per_step {
                     let k = step * per_step + j;
