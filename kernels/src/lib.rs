@@ -36,9 +36,9 @@
 //!   applied as bits (typed and packed kernels alike); the deterministic `Add`/`Mul` reduce in
 //!   exact integer arithmetic and round once.
 //! - The sort's keys: an order-preserving unsigned key made from each element's bits.
-//! - NMS: the score threshold compares keys; IoU's `fl(i / u) > t` is
-//!   [`nms::quotient_exceeds`], in integers; positivity of areas and overlaps is read from the
-//!   bits.
+//! - NMS: the score threshold compares keys; IoU's `fl(i / u) > t` is decided in integers
+//!   ([`nms::quotient_exceeds`](fn@nms::quotient_exceeds)); positivity of areas and overlaps
+//!   is read from the bits.
 //!
 //! What still computes in floats, and why that is safe: ScatterND's float `Add`/`Mul` (the
 //! arithmetic itself, whose order is unspecified unless deterministic) and NMS's box geometry,

@@ -70,7 +70,7 @@ pub(crate) fn load_box(
     }
 }
 
-/// The IoU threshold as [`quotient_exceeds`] takes it (see
+/// The IoU threshold as [`quotient_exceeds`](fn@quotient_exceeds) takes it (see
 /// [`QuotientThreshold`](super::QuotientThreshold)).
 #[derive(CubeType, Clone, Copy)]
 pub(crate) struct IouThreshold {
@@ -87,9 +87,10 @@ fn positive(bits: u32) -> bool {
 }
 
 /// Whether a kept box suppresses a candidate: `fl(intersection / union)` strictly greater than
-/// the threshold, decided exactly ([`quotient_exceeds`]). IoU is 0 (never suppresses) where the
-/// intersection or either area is not positive, decided on their bits, so a box with a NaN
-/// coordinate (a NaN area) suppresses nothing and is suppressed by nothing, as in ONNX Runtime.
+/// the threshold, decided exactly ([`quotient_exceeds`](fn@quotient_exceeds)). IoU is 0 (never
+/// suppresses) where the intersection or either area is not positive, decided on their bits, so
+/// a box with a NaN coordinate (a NaN area) suppresses nothing and is suppressed by nothing, as
+/// in ONNX Runtime.
 /// For coordinates that are not NaN, `right > left` exactly when `right - left` is positive.
 #[cube]
 pub(crate) fn suppresses(a: &NmsBox, b: &NmsBox, threshold: &IouThreshold, opaque: u32) -> bool {

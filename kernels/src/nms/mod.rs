@@ -29,8 +29,8 @@
 //! twice) or reassociates them. No decision is left to a float comparison that a fast-math
 //! compiler (Metal's default) may rewrite: positivity is read from the bits, and
 //! `fl(intersection / union) > threshold` is decided in exact integer arithmetic
-//! ([`quotient_exceeds`]), so the result does not depend on a runtime's division, which WGSL,
-//! Vulkan and DX12 allow to be 2.5 ulp off.
+//! ([`quotient_exceeds`](fn@quotient_exceeds)), so the result does not depend on a runtime's
+//! division, which WGSL, Vulkan and DX12 allow to be 2.5 ulp off.
 
 mod boxes;
 mod launch;

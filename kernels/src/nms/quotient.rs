@@ -10,9 +10,9 @@
 
 use cubecl::prelude::*;
 
-/// How [`quotient_exceeds`] decides for one threshold `t`: the midpoint's significand and
-/// exponent, and which way a tie goes, or a fixed answer. Made on the host ([`Self::new`]) and
-/// passed as launch arguments.
+/// How [`quotient_exceeds`](fn@quotient_exceeds) decides for one threshold `t`: the midpoint's
+/// significand and exponent, and which way a tie goes, or a fixed answer. Made on the host
+/// ([`Self::new`]) and passed as launch arguments.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct QuotientThreshold {
     /// `2T + 1`, below `2^25`.
