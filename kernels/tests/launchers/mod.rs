@@ -414,6 +414,33 @@ pub fn launch_every_nms(client: &Client) {
             );
         }
     }
+    // So many kept boxes per class that the sweep tests more than 8 of them per loop iteration.
+    let n = 200_000;
+    let elem = ElemType::Int(IntKind::I32);
+    let _ = launch_non_max_suppression(
+        client,
+        &NmsInput {
+            boxes: client.empty(n * 16),
+            scores: client.empty(n * 4),
+        },
+        &NmsOutput {
+            count: client.empty(16),
+            selected: client.empty(n * 3 * elem.size() + 16),
+            elem,
+        },
+        NmsShape {
+            batches: 1,
+            classes: 1,
+            boxes: n,
+        },
+        &NmsLimits {
+            iou_threshold: 0.5,
+            score_threshold: None,
+            max_per_class: n,
+            format: NmsBoxFormat::Corners,
+        },
+        SortPlan::for_client(client),
+    );
 }
 
 pub fn launch_every_tuples(client: &Client) {
