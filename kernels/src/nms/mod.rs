@@ -34,6 +34,7 @@
 
 mod boxes;
 mod launch;
+mod plan;
 mod quotient;
 mod rows;
 mod sweep;
