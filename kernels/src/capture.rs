@@ -11,15 +11,24 @@ use std::cell::RefCell;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use cubecl::CubeKernel;
 use cubecl::client::Client;
 use cubecl::ir::{DeviceProperties, TargetProperties};
+use cubecl::{CubeCount, CubeKernel};
 
-/// What an open capture holds: the properties launchers see, and the kernels built so far.
+/// What an open capture holds: the properties launchers see, and the launches built so far.
 struct Open {
     device: Arc<DeviceProperties>,
     target: Arc<TargetProperties>,
-    kernels: Vec<Box<dyn CubeKernel>>,
+    launches: Vec<Captured>,
+}
+
+/// One launch a launcher built instead of launching: the kernel (its cube dimensions in its
+/// settings) and the cubes it would have launched.
+pub struct Captured {
+    /// The kernel as built for the capture's device.
+    pub kernel: Box<dyn CubeKernel>,
+    /// The cubes the launch asks for.
+    pub cube_count: CubeCount,
 }
 
 thread_local! {
@@ -45,7 +54,7 @@ impl Capture {
             *open = Some(Open {
                 device: Arc::new(device),
                 target: Arc::new(target),
-                kernels: Vec::new(),
+                launches: Vec::new(),
             });
         });
         Self {
@@ -53,10 +62,10 @@ impl Capture {
         }
     }
 
-    /// The kernels built since the capture opened or since the last `take`, in launch order.
-    pub fn take(&self) -> Vec<Box<dyn CubeKernel>> {
+    /// The launches built since the capture opened or since the last `take`, in launch order.
+    pub fn take(&self) -> Vec<Captured> {
         OPEN.with_borrow_mut(|open| {
-            std::mem::take(&mut open.as_mut().expect("the capture is open").kernels)
+            std::mem::take(&mut open.as_mut().expect("the capture is open").launches)
         })
     }
 }
@@ -82,13 +91,16 @@ pub(crate) fn building() -> Option<(Arc<DeviceProperties>, Arc<TargetProperties>
     })
 }
 
-/// Hands a built kernel to the open capture.
-pub(crate) fn record(kernel: impl CubeKernel + 'static) {
+/// Hands a built kernel and its cube count to the open capture.
+pub(crate) fn record(kernel: impl CubeKernel + 'static, cube_count: CubeCount) {
     OPEN.with_borrow_mut(|open| {
         open.as_mut()
             .expect("a kernel is built only while a capture is open")
-            .kernels
-            .push(Box::new(kernel));
+            .launches
+            .push(Captured {
+                kernel: Box::new(kernel),
+                cube_count,
+            });
     });
 }
 
@@ -99,9 +111,15 @@ pub(crate) fn record(kernel: impl CubeKernel + 'static) {
 macro_rules! launch_unchecked {
     ($kernel:ident($client:expr, $count:expr, $dim:expr, $address:expr $(, $arg:expr)* $(,)?)) => {
         match $crate::capture::building() {
-            Some((device, target)) => $crate::capture::record($kernel::create_dummy_kernel(
-                device, target, $count, $dim, $address $(, $arg)*
-            )),
+            Some((device, target)) => {
+                let count: cubecl::CubeCount = $count;
+                $crate::capture::record(
+                    $kernel::create_dummy_kernel(
+                        device, target, count.clone(), $dim, $address $(, $arg)*
+                    ),
+                    count,
+                )
+            }
             None => $kernel::launch_unchecked($client, $count, $dim, $address $(, $arg)*),
         }
     };

@@ -3,7 +3,7 @@
 use core::fmt;
 
 use cubecl::features::TypeUsage;
-use cubecl::ir::{ElemType, UIntKind};
+use cubecl::ir::{ElemType, HardwareProperties, UIntKind};
 use cubecl::prelude::*;
 
 /// The storage width of one element, in bytes: what a kernel that only looks at raw bits needs
@@ -11,7 +11,7 @@ use cubecl::prelude::*;
 ///
 /// ```
 /// use burn_dml_ops_kernels::StorageWidth;
-/// use cubecl::ir::{ElemType, UIntKind};
+/// use cubecl::ir::{ElemType, HardwareProperties, UIntKind};
 ///
 /// // An f16 buffer is read as u16: the bits, not the value.
 /// let width = StorageWidth::from_bytes(size_of::<half::f16>()).unwrap();
@@ -437,11 +437,52 @@ impl RunGeometry {
     }
 }
 
-/// One-dimensional launch geometry for `units` independent work items.
+/// One-dimensional launch geometry for `units` independent work items, for the device the
+/// launcher decides for (an open capture's, else `client`'s).
 pub(crate) fn elementwise_geometry(client: &Client, units: usize) -> (CubeCount, CubeDim) {
-    let cube_dim = CubeDim::new(client, units);
-    let cube_count = cubecl::calculate_cube_count_elemwise(client, units, cube_dim);
-    (cube_count, cube_dim)
+    let cube_dim = elementwise_cube_dim(&crate::capture::properties(client).hardware, units);
+    (cube_count_for(client, units, cube_dim), cube_dim)
+}
+
+/// Planes an elementwise cube holds at most where the device does not say its CPU cores.
+const ELEMENTWISE_PLANES: u32 = 8;
+
+/// The cube of an elementwise launch of `units` on `hardware`: planes of its widest size, as
+/// many as `units` fill up to [`ELEMENTWISE_PLANES`] (a power of two), one per core on a CPU
+/// device, never more units than a cube may hold.
+fn elementwise_cube_dim(hardware: &HardwareProperties, units: usize) -> CubeDim {
+    let plane = hardware.plane_size_max.max(1);
+    let units = u32::try_from(units).unwrap_or(u32::MAX);
+    let wanted = match hardware.num_cpu_cores {
+        Some(cores) => cores.min(units),
+        None => 1 << (units / plane).clamp(1, ELEMENTWISE_PLANES).ilog2(),
+    };
+    let fit = hardware.max_units_per_cube / plane;
+    CubeDim::new_2d(plane, wanted.min(fit).max(1))
+}
+
+/// Cubes of `cube_dim` that cover `units` work items: see [`cube_count`].
+pub(crate) fn cube_count_for(client: &Client, units: usize, cube_dim: CubeDim) -> CubeCount {
+    cube_count(client, units.div_ceil(cube_dim.num_elems() as usize))
+}
+
+/// At least `cubes` cubes within the device's count per dimension (an open capture's device,
+/// else `client`'s): along x, halved onto y and then z while past the limit. Kernels read their
+/// cube's linear position and leave the cubes past their work idle.
+pub(crate) fn cube_count(client: &Client, cubes: usize) -> CubeCount {
+    if cubes == 0 {
+        return CubeCount::Static(0, 0, 0);
+    }
+    let (x, y, z) = crate::capture::properties(client).hardware.max_cube_count;
+    let limits = [x, y, z];
+    let mut count = [u32::try_from(cubes).unwrap_or(u32::MAX), 1, 1];
+    for axis in 0..2 {
+        while count[axis] > limits[axis] {
+            count[axis] = count[axis].div_ceil(2);
+            count[axis + 1] = count[axis + 1].saturating_mul(2);
+        }
+    }
+    CubeCount::Static(count[0], count[1], count[2])
 }
 
 /// Splits `len` elements into whole vectors of `vector` lanes and a tail, calling

@@ -25,7 +25,7 @@ use burn_dml_ops_kernels::capture::Capture;
 use cubecl::prelude::*;
 
 use cuda::{CapturedSource, Nvrtc, Resources, Types, sm90_properties};
-use launchers::{KERNELS, OPERATORS};
+use launchers::{KERNELS, OPERATORS, assert_count_fits, assert_cube_fits};
 
 /// Runs `launch` under a capture on an sm_90 device, then on one that binds 32-bit types only
 /// (so the launchers' words and packed forms are built too), and returns what it built, once
@@ -38,17 +38,24 @@ fn capture_all(
 ) -> Vec<CapturedSource> {
     let mut kernels = BTreeMap::new();
     for types in [Types::Cuda, Types::Words32] {
-        let capture = Capture::open(sm90_properties(client, types), Default::default());
+        let properties = sm90_properties(client, types);
+        let hardware = properties.hardware.clone();
+        let capture = Capture::open(properties, Default::default());
         launch(client);
-        for kernel in capture.take() {
-            kernels
-                .entry(format!("{:?}", kernel.id()))
-                .or_insert((kernel, types));
+        for captured in capture.take() {
+            let id = format!("{:?}", captured.kernel.id());
+            assert_count_fits(&id, &captured.cube_count, &hardware);
+            kernels.entry(id).or_insert((captured.kernel, types));
         }
     }
     kernels
         .into_values()
-        .map(|(kernel, types)| CapturedSource::new(kernel, functions, types))
+        .map(|(kernel, types)| {
+            let source = CapturedSource::new(kernel, functions, types);
+            let hardware = sm90_properties(client, types).hardware;
+            assert_cube_fits(&source.name, source.cube_dim, &hardware);
+            source
+        })
         .collect()
 }
 

@@ -28,7 +28,7 @@ use cubecl::ir::{
 use cubecl::prelude::*;
 use cubecl::wgpu::WgslCompiler;
 
-use launchers::{KERNELS, OPERATORS};
+use launchers::{KERNELS, OPERATORS, assert_count_fits, assert_cube_fits};
 
 /// The kernels no launcher picks for a browser's adapter, and why: each needs a type or an
 /// atomic that WebGPU lacks, and its launcher takes another path (or refuses the dtype) there.
@@ -38,17 +38,16 @@ const NOT_FOR_BROWSERS: [&str; 1] = [
 ];
 
 /// The kernels that bind more storage buffers than WebGPU's default 8 per stage (ScatterND's
-/// reductions by lists and its deterministic forms): Tint rejects them, and a browser's
-/// adapter cannot run them until they bind fewer. The test fails if any other kernel is
-/// rejected, for any reason, or if one of these is accepted (so the list shrinks with them).
-const OVER_THE_BINDING_LIMIT: [&str; 7] = [
+/// deterministic float `Add` and `Mul`): Tint rejects them, and a browser's adapter cannot run
+/// them until they bind fewer. The test fails if any other kernel is rejected, for any reason,
+/// or if one of these is accepted (so the list shrinks with them).
+const OVER_THE_BINDING_LIMIT: [&str; 6] = [
     "scatter_nd_exact_finish",
     "scatter_nd_exact_segments",
     "scatter_nd_listed_sum",
     "scatter_nd_ordered_product",
     "scatter_nd_product_chunks",
     "scatter_nd_product_level",
-    "scatter_nd_reduce_lists",
 ];
 
 /// An adapter as a page gets it without asking for limits: WebGPU's defaults, 32-bit types and
@@ -117,14 +116,15 @@ struct WgslSource {
     code: String,
 }
 
-/// Turns `kernel` (as launched: unchecked) into WGSL; its function is the longest of `KERNELS`
-/// that starts its name.
-fn wgsl_of(kernel: &dyn CubeKernel) -> WgslSource {
+/// Turns `kernel` (as launched: unchecked) into WGSL, after checking that its cube fits
+/// `hardware`; its function is the longest of `KERNELS` that starts its name.
+fn wgsl_of(kernel: &dyn CubeKernel, hardware: &HardwareProperties) -> WgslSource {
     let configuration = format!("{:?}", kernel.id());
     let mut definition = cubecl::define_kernel(kernel)
         .unwrap_or_else(|err| panic!("{configuration}: the kernel does not expand: {err}"));
     definition.settings.execution_mode = ExecutionMode::Unchecked;
     let name = definition.settings.kernel_name.clone();
+    assert_cube_fits(&name, definition.settings.cube_dim, hardware);
     let shader = WgslCompiler
         .compile(definition, &Default::default())
         .unwrap_or_else(|err| panic!("{name} at {configuration}: no WGSL: {err}"));
@@ -148,25 +148,25 @@ fn wgsl_of(kernel: &dyn CubeKernel) -> WgslSource {
 }
 
 /// Every kernel every launcher builds on a WebGPU adapter with `features`, by file stem; each
-/// configuration is turned into WGSL once.
+/// configuration is turned into WGSL once, and every launch is checked against the adapter's
+/// limits on cubes (which Tint does not see).
 fn every_kernel(client: &Client, f16: bool, subgroups: bool) -> BTreeMap<String, WgslSource> {
-    let capture = Capture::open(
-        webgpu_properties(client, f16, subgroups),
-        Default::default(),
-    );
+    let properties = webgpu_properties(client, f16, subgroups);
+    let hardware = properties.hardware.clone();
+    let capture = Capture::open(properties, Default::default());
     let mut kernels = BTreeMap::new();
     for (_, launch, _) in OPERATORS {
         launch(client);
-        for kernel in capture.take() {
-            kernels
-                .entry(format!("{:?}", kernel.id()))
-                .or_insert(kernel);
+        for captured in capture.take() {
+            let id = format!("{:?}", captured.kernel.id());
+            assert_count_fits(&id, &captured.cube_count, &hardware);
+            kernels.entry(id).or_insert(captured.kernel);
         }
     }
     kernels
         .into_values()
         .map(|kernel| {
-            let source = wgsl_of(&*kernel);
+            let source = wgsl_of(&*kernel, &hardware);
             let configuration = source.name[source.function.len()..].trim_start_matches('_');
             (format!("{}__{configuration}", source.function), source)
         })
@@ -318,4 +318,33 @@ fn every_kernel_is_valid_wgsl_for_browsers() {
         OVER_THE_BINDING_LIMIT.into_iter().collect(),
         "the kernels over WebGPU's storage buffer limit"
     );
+}
+
+/// Launchers size their cubes for the device they decide for (a capture's, here), never for
+/// the client they were handed: BitCount's elementwise cubes are made of planes of the widest
+/// size the captured device reports, whatever the client's own plane size.
+#[test]
+fn cubes_are_sized_for_the_captured_device() {
+    let Some(client) = common::client() else {
+        return;
+    };
+    for plane in [4, 16, 128] {
+        let mut properties = webgpu_properties(&client, false, true);
+        properties.hardware.plane_size_max = plane;
+        let hardware = properties.hardware.clone();
+        let capture = Capture::open(properties, Default::default());
+        launchers::launch_every_bit_count(&client);
+        let launches = capture.take();
+        assert!(!launches.is_empty(), "BitCount built no kernel");
+        for launch in launches {
+            let definition = cubecl::define_kernel(&*launch.kernel).expect("the kernel expands");
+            let (name, cube_dim) = (
+                definition.settings.kernel_name,
+                definition.settings.cube_dim,
+            );
+            assert_cube_fits(&name, cube_dim, &hardware);
+            assert_count_fits(&name, &launch.cube_count, &hardware);
+            assert_eq!(cube_dim.x, plane, "{name}: a cube of {cube_dim:?}");
+        }
+    }
 }

@@ -199,7 +199,7 @@ pub fn launch_non_max_suppression(
             unsafe {
                 launch_unchecked!(nms_sweep(
                     client,
-                    cubecl::calculate_cube_count_elemwise(
+                    crate::launch::cube_count_for(
                         client,
                         segments * units,
                         CubeDim::new_1d(units as u32)

@@ -340,7 +340,7 @@ impl CompactionStages {
 
     /// One cube per tile.
     fn tile_cubes(&self) -> CubeCount {
-        cubecl::calculate_cube_count_elemwise(
+        crate::launch::cube_count_for(
             &self.client,
             self.geometry.tiles * self.plan.cube_size,
             self.cube_dim(),

@@ -340,13 +340,16 @@ pub fn scatter_nd_segment_lists<T: Numeric, B: Int>(
 /// Lists, step 2, one unit per update element: the unit whose row heads a list walks it. With
 /// one list per target (`partial` false) it writes `op` of the current value and every update
 /// on the list, once (with no `op`, `Assign`: the head's own update, one of the candidates).
-/// With several (`partial`), it writes the list's partial result to `partials[list * slice +
-/// col]` and `scatter_nd_combine_buckets` folds the partials into the output: for `Min`/`Max`
+/// With several (`partial`), it writes the list's partial result to `values[list * slice +
+/// col]` and `scatter_nd_combine_buckets` folds those partials into the output: for `Min`/`Max`
 /// the partial starts from the current value (both are idempotent, so every list may), for
 /// `Add`/`Mul` from the head's update. The other units return at once.
 ///
-/// With `segment_bits` below 32, a row that starts a segment stands for its whole segment in
-/// the walk: its `segments` value and its `segment_next` link (`scatter_nd_segment_lists`).
+/// With `segment_bits` below 32 (never with `partial`: the launcher cuts long lists one way or
+/// the other), a row that starts a segment stands for its whole segment in the walk: its
+/// `values` entry and its `segment_next` link (`scatter_nd_segment_lists`). One buffer holds the
+/// partials or the segments, so that the kernel binds 8 storage buffers with CubeCL's own
+/// (WebGPU's default limit).
 ///
 /// `heads`, `next` and `targets` are read without atomics: step 1 wrote them in an earlier
 /// launch, and launches on one stream run in order with their writes visible to the next, so
@@ -354,12 +357,11 @@ pub fn scatter_nd_segment_lists<T: Numeric, B: Int>(
 #[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn scatter_nd_reduce_lists<T: Numeric, B: Int>(
     output: &mut [T],
-    partials: &mut [T],
+    values: &mut [T],
     updates: &[T],
     heads: &[u32],
     next: &[u32],
     targets: &[u32],
-    segments: &[T],
     segment_next: &[u32],
     slice: usize,
     units: usize,
@@ -400,7 +402,7 @@ pub fn scatter_nd_reduce_lists<T: Numeric, B: Int>(
         while link != 0 {
             let member = (link - 1) as usize;
             if starts_segment(member, segment_bits) {
-                acc = combine::<T, B>(acc, segments[member * slice + col], reduce, float);
+                acc = combine::<T, B>(acc, values[member * slice + col], reduce, float);
                 link = segment_next[member];
             } else {
                 acc = combine::<T, B>(acc, updates[member * slice + col], reduce, float);
@@ -409,7 +411,7 @@ pub fn scatter_nd_reduce_lists<T: Numeric, B: Int>(
         }
     }
     if comptime!(partial) {
-        partials[list * slice + col] = acc;
+        values[list * slice + col] = acc;
     } else {
         output[element] = acc;
     }

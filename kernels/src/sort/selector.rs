@@ -206,7 +206,7 @@ impl<'a> RadixSelect<'a> {
                 ));
                 launch_unchecked!(select_pick_digit(
                     self.client,
-                    cubecl::calculate_cube_count_elemwise(
+                    crate::launch::cube_count_for(
                         self.client,
                         bins,
                         CubeDim::new_1d(SELECT_BINS as u32)

@@ -61,7 +61,7 @@ fn words_of(len: usize, bits: u32) -> usize {
 
 /// One cube of `TILE` units per tile, `tiles` in all.
 pub(super) fn tile_cubes(client: &Client, tiles: usize) -> CubeCount {
-    cubecl::calculate_cube_count_elemwise(client, tiles * TILE, CubeDim::new_1d(TILE as u32))
+    crate::launch::cube_count_for(client, tiles * TILE, CubeDim::new_1d(TILE as u32))
 }
 
 /// A scratch buffer of `n` words (at least one).
@@ -145,7 +145,7 @@ impl TableScan {
         unsafe {
             launch_unchecked!(sort_scan_blocks(
                 client,
-                cubecl::calculate_cube_count_elemwise(
+                crate::launch::cube_count_for(
                     client,
                     self.blocks * TILE,
                     CubeDim::new_1d(TILE as u32)
@@ -303,7 +303,7 @@ impl<'a> RadixSort<'a> {
         unsafe {
             launch_unchecked!(sort_segments_in_cube(
                 self.client,
-                cubecl::calculate_cube_count_elemwise(
+                crate::launch::cube_count_for(
                     self.client,
                     segments * CUBE_UNITS,
                     CubeDim::new_1d(CUBE_UNITS as u32)

@@ -111,8 +111,8 @@ impl<'a> Scatter<'a> {
         capture
             .take()
             .iter()
-            .map(|kernel| {
-                let id = format!("{:?}", kernel.id());
+            .map(|launch| {
+                let id = format!("{:?}", launch.kernel.id());
                 let name = id.split("type: ").nth(1).unwrap_or_default();
                 let name = name.split(',').next().unwrap_or_default();
                 name.rsplit("::").next().unwrap_or_default().to_string()

@@ -8,6 +8,7 @@ use std::process::Command;
 use cubecl::Compiler;
 use cubecl::CubeKernel;
 use cubecl::ir::features::{AtomicUsage, Plane, TypeUsage};
+use cubecl::ir::settings::Dim3;
 use cubecl::ir::{
     AddressType, DeviceIdentity, DeviceProperties, ElemType, FloatKind, HardwareProperties,
     IntKind, Type, UIntKind, VectorSize,
@@ -111,6 +112,8 @@ pub struct CapturedSource {
     pub code: String,
     /// Units per cube.
     pub units: u32,
+    /// The cube's size along each dimension.
+    pub cube_dim: Dim3,
     /// Bytes of shared memory the launch reserves (cubecl-cpp's dynamic shared memory).
     pub shared_memory: usize,
     /// The types of the device it was built for.
@@ -128,7 +131,8 @@ impl CapturedSource {
         // Launchers launch unchecked; the capture builds kernels as checked ones.
         definition.settings.execution_mode = ExecutionMode::Unchecked;
         let name = definition.settings.kernel_name.clone();
-        let units = definition.settings.cube_dim.num_elems();
+        let cube_dim = definition.settings.cube_dim;
+        let units = cube_dim.num_elems();
         let options = CompilationOptions {
             warp_size: 32,
             supports_features: CppSupportedFeatures {
@@ -153,6 +157,7 @@ impl CapturedSource {
             name,
             code,
             units,
+            cube_dim,
             shared_memory,
             types,
         }

@@ -22,10 +22,40 @@ use burn_dml_ops_kernels::sort::{
 };
 use burn_dml_ops_kernels::tuples::launch_index_tuples;
 use burn_dml_ops_kernels::{InputView, StorageWidth};
-use cubecl::ir::{ElemType, FloatKind, IntKind, UIntKind};
+use cubecl::ir::settings::Dim3;
+use cubecl::ir::{ElemType, FloatKind, HardwareProperties, IntKind, UIntKind};
 use cubecl::prelude::*;
 
 use crate::common::{INTEGERS, WIDTHS};
+
+/// Panics unless a cube of `cube_dim`, in a kernel `name` built for a device of `hardware`,
+/// fits that device: at most its units per cube and its size along each dimension.
+pub fn assert_cube_fits(name: &str, cube_dim: Dim3, hardware: &HardwareProperties) {
+    let (x, y, z) = hardware.max_cube_dim;
+    assert!(
+        cube_dim.num_elems() <= hardware.max_units_per_cube
+            && cube_dim.x <= x
+            && cube_dim.y <= y
+            && cube_dim.z <= z,
+        "{name}: a cube of {cube_dim:?} on a device of at most {} units, {:?}",
+        hardware.max_units_per_cube,
+        hardware.max_cube_dim
+    );
+}
+
+/// Panics unless a launch of `cube_count` cubes of kernel `name` fits a device of `hardware`:
+/// at most its cubes along each dimension.
+pub fn assert_count_fits(name: &str, cube_count: &CubeCount, hardware: &HardwareProperties) {
+    if let CubeCount::Static(x, y, z) = cube_count {
+        let (mx, my, mz) = hardware.max_cube_count;
+        assert!(
+            *x <= mx && *y <= my && *z <= mz,
+            "{name}: {:?} cubes on a device of at most {:?}",
+            (x, y, z),
+            hardware.max_cube_count
+        );
+    }
+}
 
 /// Every `#[cube(launch_unchecked)]` kernel function of the crate.
 pub const KERNELS: [&str; 54] = [

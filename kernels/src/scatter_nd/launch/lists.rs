@@ -262,9 +262,16 @@ pub(super) unsafe fn launch_lists(
                 let selection = bits.unwrap_or(ElemType::UInt(UIntKind::U32));
                 let float = matches!(data_elem, ElemType::Float(_)) && bits.is_some();
                 let partial = buckets > 1;
-                let partials_len = if partial { lists_len * slice } else { 1 };
-                let partials = client.empty(partials_len * data_elem.size());
                 let segments = Segments::new(client, segment_bits, units, rows, data_elem.size());
+                // Several lists per target and segments never go together (see `buckets`):
+                // the reduction's one value buffer holds the partials or the segments.
+                debug_assert!(!(partial && segments.on()));
+                let (values, values_len) = if partial {
+                    let len = lists_len * slice;
+                    (client.empty(len * data_elem.size()), len)
+                } else {
+                    (segments.values.clone(), segments.values_len)
+                };
                 if let (true, Some(op)) = (segments.on(), op) {
                     launch_unchecked!(scatter_nd_segment_lists(
                         client,
@@ -290,12 +297,11 @@ pub(super) unsafe fn launch_lists(
                     element_dim,
                     *address,
                     BufferArg::from_raw_parts(output.clone(), output_len),
-                    BufferArg::from_raw_parts(partials.clone(), partials_len),
+                    BufferArg::from_raw_parts(values.clone(), values_len),
                     BufferArg::from_raw_parts(updates.clone(), units),
                     heads_arg(),
                     next_arg(),
                     targets_arg(),
-                    segments.values(),
                     segments.links(),
                     slice,
                     units,
@@ -314,7 +320,7 @@ pub(super) unsafe fn launch_lists(
                         dim,
                         *address,
                         BufferArg::from_raw_parts(output.clone(), output_len),
-                        BufferArg::from_raw_parts(partials, partials_len),
+                        BufferArg::from_raw_parts(values, values_len),
                         heads_arg(),
                         slice,
                         output_len,

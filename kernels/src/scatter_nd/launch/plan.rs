@@ -229,7 +229,7 @@ impl Walks {
         if resume {
             let dim = CubeDim::new_1d(WALK_CUBE);
             (
-                cubecl::calculate_cube_count_elemwise(client, self.capacity, dim),
+                crate::launch::cube_count_for(client, self.capacity, dim),
                 dim,
             )
         } else {
