@@ -135,8 +135,10 @@ pub fn select_pick_digit(
     let at = segment * STATE_WORDS;
     let remaining = state[at + 2];
     let count = histogram[segment * SELECT_BINS + bin];
-    // Its barriers order every unit's read of the state before the one write below.
     let inclusive = cube_inclusive_sum(count, SELECT_BINS, planes);
+    // The scan's barriers order shared memory only (WGSL, Vulkan): a storage barrier orders
+    // every unit's read of the state before the one write below.
+    sync_storage();
     histogram[segment * SELECT_BINS + bin] = 0u32;
     let before = inclusive - count;
     if before < remaining && remaining <= inclusive {
