@@ -29,7 +29,6 @@ use super::exact::{
     SumFormat, add_signed_term_at, add_signed_words, hardware_sum, observe, round_signed_sum, widen,
 };
 use super::indices::SKIPPED;
-use super::kernel::list_pending;
 
 /// The segment slot of `row` under `mask` (`2^k - 1` with `2^k` at least the rows): a
 /// multiplicative hash, one to one on `0..2^k`. A row starts a segment where its slot is below
@@ -156,29 +155,45 @@ fn write_sum(
 /// [`scatter_nd_exact_jump`]); 0 says both buffers hold it, or no start holds the slot.
 const FINAL: u32 = u32::MAX;
 
+/// Where the parts of a buffer of chains start: a link per slot (at 0), then a word of flags
+/// and `words` words of sum per entry (slot and column), `entries` of them in slots of `slice`.
+/// One buffer holds all three, so that each kernel of the sum binds at most 8 storage buffers
+/// with CubeCL's own (WebGPU's default limit).
+#[cube]
+fn chain_parts(entries: usize, slice: usize) -> (usize, usize) {
+    let flags_at = entries / slice;
+    (flags_at, flags_at + entries)
+}
+
+/// Where the parts of the heads' buffer start: the count of listed starts (at 0), the listed
+/// starts (a word per row, `rows` of them), then a word of flags and `words` words of sum per
+/// entry, as in [`chain_parts`].
+#[cube]
+fn waiting_parts(rows: usize, entries: usize) -> (usize, usize, usize) {
+    let work_at = 1usize;
+    let flags_at = work_at + rows;
+    (work_at, flags_at, flags_at + entries)
+}
+
 /// Step 1: the unit of each update element whose row heads its list or starts a segment walks
-/// the segment. A start (not a head) stores the segment's sum and flags in its slot, and its
-/// column 0 unit the next start's link (or `u32::MAX` at the chain's end) in `links[slot]`; a
-/// head whose walk reached the list's end writes the target element's result; any other head
-/// stores its sum and flags at the slot of the start it stopped at, in `head_sums` and
-/// `head_flags`, and its column 0 unit lists that start in `work` for
-/// [`scatter_nd_exact_finish()`].
+/// the segment. A start (not a head) stores the segment's sum and flags in its slot of
+/// `chains` (see [`chain_parts`]), and its column 0 unit the next start's link (or `u32::MAX`
+/// at the chain's end) as the slot's link; a head whose walk reached the list's end writes the
+/// target element's result; any other head stores its sum and flags at the slot of the start
+/// it stopped at in `waiting` (see [`waiting_parts`]), and its column 0 unit lists that start
+/// there for [`scatter_nd_exact_finish()`].
 #[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn scatter_nd_exact_segments(
     output: &mut [Atomic<u32>],
-    sums: &mut [u32],
-    sum_flags: &mut [u32],
-    links: &mut [u32],
-    head_sums: &mut [u32],
-    head_flags: &mut [u32],
-    work_count: &mut [Atomic<u32>],
-    work: &mut [u32],
+    chains: &mut [u32],
+    waiting: &mut [Atomic<u32>],
     updates: &[u32],
     heads: &[u32],
     next: &[u32],
     targets: &[u32],
     slice: usize,
     units: usize,
+    entries: usize,
     mask: u32,
     starts: u32,
     #[comptime] format: SumFormat,
@@ -223,27 +238,33 @@ pub fn scatter_nd_exact_segments(
     );
     if !head {
         let entry = slot as usize * slice + col;
-        sum_flags[entry] = flags;
+        let (flags_at, sums_at) = chain_parts(entries, slice);
+        chains[flags_at + entry] = flags;
         #[unroll]
         for i in 0..words {
-            sums[entry * words + i] = sum[i];
+            chains[sums_at + entry * words + i] = sum[i];
         }
         if col == 0usize {
-            links[slot as usize] = select(stop != 0u32, stop, FINAL);
+            chains[slot as usize] = select(stop != 0u32, stop, FINAL);
         }
     } else if stop == 0u32 {
         write_sum(output, element, &sum, flags, format);
     } else {
-        // The head's segment waits beside the sums, at the slot of the start it stopped at.
+        // The head's segment waits, at the slot of the start it stopped at.
         let first = stop - 1u32;
         let entry = segment_slot(first, mask) as usize * slice + col;
-        head_flags[entry] = flags;
+        let (work_at, flags_at, sums_at) = waiting_parts(units / slice, entries);
+        waiting[flags_at + entry].store(flags);
         #[unroll]
         for i in 0..words {
-            head_sums[entry * words + i] = sum[i];
+            waiting[sums_at + entry * words + i].store(sum[i]);
         }
         if col == 0usize {
-            list_pending(work_count, work, first as usize);
+            let listed = waiting[0usize].fetch_add(1u32) as usize;
+            // Each head lists one start, so the count stays below the rows.
+            if listed < units / slice {
+                waiting[work_at + listed].store(first);
+            }
         }
     }
 }
@@ -257,17 +278,13 @@ pub const JUMP_FAN: usize = 4;
 /// Step 2, one round of pointer jumping, one unit per slot below `starts` and column: each
 /// start with a link adds the sums of the next [`JUMP_FAN`]` - 1` starts along the links and
 /// takes the link of the last, so that after `r` rounds a start's sum holds `JUMP_FAN^r`
-/// segments of its chain (or the whole chain, `u32::MAX`); reads one buffer of sums, flags and
-/// links and writes the other. A sum that is final in the buffer read is copied (its link 0
-/// then), and a slot no start holds (link 0) is left alone.
+/// segments of its chain (or the whole chain, `u32::MAX`); reads one buffer of chains (see
+/// [`chain_parts`]) and writes the other. A sum that is final in the buffer read is copied (its
+/// link 0 then), and a slot no start holds (link 0) is left alone.
 #[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn scatter_nd_exact_jump(
-    sums: &[u32],
-    sum_flags: &[u32],
-    links: &[u32],
-    sums_out: &mut [u32],
-    sum_flags_out: &mut [u32],
-    links_out: &mut [u32],
+    chains: &[u32],
+    chains_out: &mut [u32],
     slice: usize,
     entries: usize,
     mask: u32,
@@ -279,17 +296,18 @@ pub fn scatter_nd_exact_jump(
     }
     let slot = entry / slice;
     let col = entry % slice;
-    let link = links[slot];
+    let link = chains[slot];
     if link == 0u32 {
         terminate!();
     }
+    let (flags_at, sums_at) = chain_parts(entries, slice);
     let words = comptime!(format.sum_words());
     let mut sum = Array::<u32>::new(words);
     #[unroll]
     for i in 0..words {
-        sum[i] = sums[entry * words + i];
+        sum[i] = chains[sums_at + entry * words + i];
     }
-    let mut flags = sum_flags[entry];
+    let mut flags = chains[flags_at + entry];
     let mut joined = 0u32;
     if link != FINAL {
         let mut hop = link;
@@ -298,10 +316,10 @@ pub fn scatter_nd_exact_jump(
             if hop != FINAL {
                 let other = segment_slot(hop - 1u32, mask) as usize;
                 let other_entry = other * slice + col;
-                add_signed_words(&mut sum, sums, other_entry * words, format);
-                flags |= sum_flags[other_entry];
+                add_signed_words(&mut sum, chains, sums_at + other_entry * words, format);
+                flags |= chains[flags_at + other_entry];
                 // A start whose link is 0 holds its whole chain in both buffers.
-                let after = links[other];
+                let after = chains[other];
                 hop = select(after == 0u32, FINAL, after);
             }
         }
@@ -309,47 +327,48 @@ pub fn scatter_nd_exact_jump(
     }
     #[unroll]
     for i in 0..words {
-        sums_out[entry * words + i] = sum[i];
+        chains_out[sums_at + entry * words + i] = sum[i];
     }
-    sum_flags_out[entry] = flags;
+    chains_out[flags_at + entry] = flags;
     if col == 0usize {
-        links_out[slot] = joined;
+        chains_out[slot] = joined;
     }
 }
 
-/// Step 3, over the `work_count` starts that step 1 listed (each the first start after a head
-/// whose list has several segments) and each column, a grid-stride loop: the head's segment and
-/// the whole chain's sum, both at the start's slot, with the current value, rounded and
-/// written.
+/// Step 3, over the starts that step 1 listed in `waiting` (each the first start after a head
+/// whose list has several segments) and each column, a grid-stride loop: the head's segment
+/// (in `waiting`, see [`waiting_parts`]) and the whole chain's sum (in `chains`), both at the
+/// start's slot, with the current value, rounded and written.
 #[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn scatter_nd_exact_finish(
     output: &mut [Atomic<u32>],
-    sums: &[u32],
-    sum_flags: &[u32],
-    head_sums: &[u32],
-    head_flags: &[u32],
-    work_count: &[u32],
-    work: &[u32],
+    chains: &[u32],
+    waiting: &[u32],
     targets: &[u32],
     slice: usize,
+    rows: usize,
+    entries: usize,
     mask: u32,
     #[comptime] format: SumFormat,
 ) {
     let words = comptime!(format.sum_words());
-    let total = work_count[0usize] as usize * slice;
+    let (flags_at, sums_at) = chain_parts(entries, slice);
+    let (work_at, head_flags_at, head_sums_at) = waiting_parts(rows, entries);
+    let listed = waiting[0usize] as usize;
+    let total = select(listed < rows, listed, rows) * slice;
     let stride = CUBE_COUNT * CUBE_DIM as usize;
     let mut unit = ABSOLUTE_POS;
     while unit < total {
-        let first = work[unit / slice];
+        let first = waiting[work_at + unit / slice];
         let col = unit % slice;
         let entry = segment_slot(first, mask) as usize * slice + col;
         let mut sum = Array::<u32>::new(words);
         #[unroll]
         for i in 0..words {
-            sum[i] = head_sums[entry * words + i];
+            sum[i] = waiting[head_sums_at + entry * words + i];
         }
-        add_signed_words(&mut sum, sums, entry * words, format);
-        let flags = head_flags[entry] | sum_flags[entry];
+        add_signed_words(&mut sum, chains, sums_at + entry * words, format);
+        let flags = waiting[head_flags_at + entry] | chains[flags_at + entry];
         let element = targets[first as usize] as usize * slice + col;
         write_sum(output, element, &sum, flags, format);
         unit += stride;

@@ -5,7 +5,7 @@ use crate::capture::launch_unchecked;
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 
-use super::plan::{LISTED_GRID, ListsLaunch, zeroed_words};
+use super::plan::{LISTED_GRID, ListsLaunch, zeroed_prefix};
 use crate::launch::elementwise_geometry;
 use crate::scatter_nd::{
     JUMP_FAN, SumFormat, scatter_nd_exact_finish, scatter_nd_exact_jump, scatter_nd_exact_segments,
@@ -16,8 +16,7 @@ use crate::scatter_nd::{
 /// that start a segment (`2^(k - bits)`, so that about one row in `2^bits` starts one). A walk
 /// takes about `2^bits` rows and each of the `(k - bits) / 2` rounds of jumps reads the sums of
 /// every slot: `bits` about `k / 3` (4 to 8) balances the two. None below 256 rows, where no
-/// walk is long; fewer where the sums of `slice` columns of `words` words a start would not fit
-/// one binding.
+/// walk is long; fewer where the starts' chains (see `chain_parts`) would not fit one binding.
 fn segments(client: &Client, rows: usize, slice: usize, words: usize) -> (u32, u32) {
     let k = usize::BITS - rows.saturating_sub(1).leading_zeros();
     let mask = u32::try_from((1u64 << k) - 1).expect("rows below 2^32");
@@ -28,7 +27,12 @@ fn segments(client: &Client, rows: usize, slice: usize, words: usize) -> (u32, u
     let binding = usize::try_from(crate::capture::properties(client).memory.max_page_size)
         .unwrap_or(usize::MAX);
     let mut starts = 1usize << (k - bits);
-    while starts > 0 && starts.saturating_mul(slice).saturating_mul(words * 4) > binding {
+    // A start takes a link, and a word of flags and `words` of sum per column.
+    let per_start = slice
+        .saturating_mul(words + 1)
+        .saturating_add(1)
+        .saturating_mul(4);
+    while starts > 0 && starts.saturating_mul(per_start) > binding {
         starts /= 2;
     }
     (mask, starts as u32)
@@ -65,34 +69,29 @@ pub(super) unsafe fn launch_exact_add(
     let (mask, starts) = segments(client, rows, slice, words);
     let slots = (starts as usize).max(1);
     let entries = slots * slice;
-    // Two of each for the jumps' rounds (sums, flags and links), a third of the sums and flags
-    // for the heads' segments.
-    let sums = [(); 3].map(|_| client.empty(entries * words * size_of::<u32>()));
-    let sum_flags = [(); 3].map(|_| client.empty(entries * size_of::<u32>()));
+    // Two buffers of chains for the jumps' rounds, each a link per slot (zeroed: no start
+    // holds the slot yet), then flags and sums per entry; and one for the heads' segments: the
+    // count of listed starts (zeroed), the list, flags and sums per entry.
+    let chains_len = slots + entries * (1 + words);
+    let waiting_len = 1 + rows.max(1) + entries * (1 + words);
     // SAFETY: launches over `slots` and one unit, which `address` (the scatter's) covers.
-    let links = [(); 2].map(|_| unsafe { zeroed_words(client, slots, address) });
-    let work_count = unsafe { zeroed_words(client, 1, address) };
-    let work = client.empty(rows.max(1) * size_of::<u32>());
+    let chains = [(); 2].map(|_| unsafe { zeroed_prefix(client, chains_len, slots, address) });
+    let waiting = unsafe { zeroed_prefix(client, waiting_len, 1, address) };
     let per_word = format.per_word();
     let (data_len, update_len) = (output_len.div_ceil(per_word), units.div_ceil(per_word));
     // A chain holds at most `starts` segments (a power of two): `log4(starts)` rounds, rounded
     // up, join each whole.
     let rounds = slots.ilog2().div_ceil(JUMP_FAN.ilog2()) as usize;
     // SAFETY (every launch): each unit guards itself against `units`, `entries` or the listed
-    // heads' units; rows are below `rows` (`work` holds as many), slots of starts below
-    // `starts` (the sums and flags hold `words` words and one flag for each of their `slice`
-    // columns, the links one per slot), target elements below `output_len` (targets below
+    // heads' units; rows are below `rows` (the list holds as many), slots of starts below
+    // `starts` (the chains hold a link per slot, one flag and `words` words for each of their
+    // `slice` columns, as `waiting` does), target elements below `output_len` (targets below
     // `targets`, as the caller checked); lists, links and rows as the caller's, every link to
     // a row pushed earlier, so every walk and chain ends.
     unsafe {
         let output_arg = || BufferArg::from_raw_parts(output.clone(), data_len);
-        let sums_arg = |k: usize| BufferArg::from_raw_parts(sums[k].clone(), entries * words);
-        let flags_arg = |k: usize| BufferArg::from_raw_parts(sum_flags[k].clone(), entries);
-        let links_arg = |k: usize| BufferArg::from_raw_parts(links[k].clone(), slots);
-        let count_arg = || BufferArg::from_raw_parts(work_count.clone(), 1);
-        let work_arg = || BufferArg::from_raw_parts(work.clone(), rows.max(1));
-        let updates_arg = || BufferArg::from_raw_parts(updates.clone(), update_len);
-        let next_arg = || BufferArg::from_raw_parts(next.clone(), rows);
+        let chains_arg = |k: usize| BufferArg::from_raw_parts(chains[k].clone(), chains_len);
+        let waiting_arg = || BufferArg::from_raw_parts(waiting.clone(), waiting_len);
         let targets_arg = || BufferArg::from_raw_parts(row_targets.clone(), rows);
         let (cubes, dim) = elementwise_geometry(client, units);
         launch_unchecked!(scatter_nd_exact_segments(
@@ -101,19 +100,15 @@ pub(super) unsafe fn launch_exact_add(
             dim,
             address,
             output_arg(),
-            sums_arg(0),
-            flags_arg(0),
-            links_arg(0),
-            sums_arg(2),
-            flags_arg(2),
-            count_arg(),
-            work_arg(),
-            updates_arg(),
+            chains_arg(0),
+            waiting_arg(),
+            BufferArg::from_raw_parts(updates.clone(), update_len),
             BufferArg::from_raw_parts(heads.clone(), (*targets).max(1)),
-            next_arg(),
+            BufferArg::from_raw_parts(next.clone(), rows),
             targets_arg(),
             slice,
             units,
+            entries,
             mask,
             starts,
             format,
@@ -126,12 +121,8 @@ pub(super) unsafe fn launch_exact_add(
                 cubes.clone(),
                 dim,
                 address,
-                sums_arg(from),
-                flags_arg(from),
-                links_arg(from),
-                sums_arg(to),
-                flags_arg(to),
-                links_arg(to),
+                chains_arg(from),
+                chains_arg(to),
                 slice,
                 entries,
                 mask,
@@ -146,14 +137,12 @@ pub(super) unsafe fn launch_exact_add(
             dim,
             address,
             output_arg(),
-            sums_arg(rounds % 2),
-            flags_arg(rounds % 2),
-            sums_arg(2),
-            flags_arg(2),
-            count_arg(),
-            work_arg(),
+            chains_arg(rounds % 2),
+            waiting_arg(),
             targets_arg(),
             slice,
+            rows.max(1),
+            entries,
             mask,
             format,
         ));

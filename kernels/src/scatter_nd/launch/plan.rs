@@ -77,9 +77,25 @@ pub(super) fn group_vector(client: &Client, data_elem: Option<ElemType>, slice: 
 ///
 /// `address` fits a launch over `len` units.
 pub(super) unsafe fn zeroed_words(client: &Client, len: usize, address: AddressType) -> Handle {
+    // SAFETY: as the caller's.
+    unsafe { zeroed_prefix(client, len, len, address) }
+}
+
+/// A new buffer of `len` u32 whose first `zeroed` (at most `len`) are zeroed on the device.
+///
+/// # Safety
+///
+/// `address` fits a launch over `zeroed` units.
+pub(super) unsafe fn zeroed_prefix(
+    client: &Client,
+    len: usize,
+    zeroed: usize,
+    address: AddressType,
+) -> Handle {
     let handle = client.empty(len * size_of::<u32>());
-    let (cubes, dim) = elementwise_geometry(client, len);
-    // SAFETY: `handle` holds `len` u32; the kernel guards its units against `len`.
+    let zeroed = zeroed.min(len);
+    let (cubes, dim) = elementwise_geometry(client, zeroed);
+    // SAFETY: `handle` holds `len` u32; the kernel guards its units against `zeroed`.
     unsafe {
         launch_unchecked!(scatter_nd_clear(
             client,
@@ -87,7 +103,7 @@ pub(super) unsafe fn zeroed_words(client: &Client, len: usize, address: AddressT
             dim,
             address,
             BufferArg::from_raw_parts(handle.clone(), len),
-            len,
+            zeroed,
         ));
     }
     handle
