@@ -159,8 +159,10 @@ fn check(client: &Client, slice: usize) {
     let heads_handle = client.create_from_slice(u32::as_bytes(&heads));
     let next_handle = client.create_from_slice(u32::as_bytes(&next));
     let targets_handle = client.create_from_slice(u32::as_bytes(&targets));
-    let count_handle = client.create_from_slice(u32::as_bytes(&[0u32]));
-    let work_handle = client.create_from_slice(u32::as_bytes(&vec![u32::MAX; units]));
+    // A counted list: the count (0), then a slot per unit.
+    let mut work_words = vec![u32::MAX; units + 1];
+    work_words[0] = 0;
+    let work_handle = client.create_from_slice(u32::as_bytes(&work_words));
     let vector = if slice.is_multiple_of(4) { 4 } else { 1 };
     // SAFETY: every buffer holds what its argument says (rows, targets and units as built
     // above); each head's target is below `targets_len` and its group's columns inside the
@@ -177,8 +179,7 @@ fn check(client: &Client, slice: usize) {
             BufferArg::from_raw_parts(heads_handle, heads.len()),
             BufferArg::from_raw_parts(next_handle, rows),
             BufferArg::from_raw_parts(targets_handle, rows),
-            BufferArg::from_raw_parts(count_handle.clone(), 1),
-            BufferArg::from_raw_parts(work_handle.clone(), units),
+            BufferArg::from_raw_parts(work_handle.clone(), units + 1),
             slice,
             groups,
             units,
@@ -188,8 +189,8 @@ fn check(client: &Client, slice: usize) {
     }
     let result =
         f32::from_bytes(&client.read_one(output_handle).expect("read the output")).to_vec();
-    let count = u32::from_bytes(&client.read_one(count_handle).expect("read the count"))[0];
     let work = u32::from_bytes(&client.read_one(work_handle).expect("read the list")).to_vec();
+    let (count, work) = (work[0], &work[1..]);
 
     let mut expected_list = Vec::new();
     let mut expected = output.clone();

@@ -453,17 +453,14 @@ pub fn scatter_nd_combine_buckets<T: Numeric, B: Int>(
 }
 
 /// Lists `position` (a unit whose walk goes on past this launch, or whose work a later launch
-/// takes) in `pending`; returns its slot in the list.
+/// takes) in the counted list `pending`: its count in word 0, the listed units after it, one
+/// buffer so that a kernel binds one storage buffer per list. Returns its slot in the list.
 #[cube]
-pub(super) fn list_pending(
-    pending_count: &mut [Atomic<u32>],
-    pending: &mut [u32],
-    position: usize,
-) -> usize {
-    let slot = pending_count[0usize].fetch_add(1u32) as usize;
+pub(super) fn list_pending(pending: &mut [Atomic<u32>], position: usize) -> usize {
+    let slot = pending[0usize].fetch_add(1u32) as usize;
     // The launcher sizes `pending` for every walk that can go on, so the guard never drops one.
-    if slot < pending.len() {
-        pending[slot] = position as u32;
+    if slot + 1usize < pending.len() {
+        pending[slot + 1usize].store(position as u32);
     }
     slot
 }

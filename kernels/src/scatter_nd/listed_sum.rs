@@ -38,7 +38,8 @@ pub const WALK_CUBE: u32 = 8;
 /// Listed sums, step 1, one unit per update row and group of columns: the unit of a list's head
 /// adds a sole row's `f32` update with the hardware (`fast`, typed `f32` data) where its operands
 /// are zero or normal and the sum normal: then the hardware's sum is the exact sum rounded to
-/// nearest even. Every other head unit is listed in `work` for [`scatter_nd_listed_sum()`].
+/// nearest even. Every other head unit is listed in the counted list `work` (see
+/// `list_pending`) for [`scatter_nd_listed_sum()`].
 #[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn scatter_nd_listed_sum_heads<T: Numeric, N: Size>(
     output: &mut [Vector<T, N>],
@@ -46,8 +47,7 @@ pub fn scatter_nd_listed_sum_heads<T: Numeric, N: Size>(
     heads: &[u32],
     next: &[u32],
     targets: &[u32],
-    work_count: &mut [Atomic<u32>],
-    work: &mut [u32],
+    work: &mut [Atomic<u32>],
     slice: usize,
     groups: usize,
     units: usize,
@@ -95,7 +95,7 @@ pub fn scatter_nd_listed_sum_heads<T: Numeric, N: Size>(
         }
     }
     if !done {
-        list_pending(work_count, work, unit);
+        list_pending(work, unit);
     }
 }
 
@@ -169,20 +169,28 @@ fn walk_list<N: Size>(
     cursor
 }
 
+/// Where the parts of the walks' state start, for `capacity` walks: a cursor per walk (at 0),
+/// then [`GROUP_COLUMNS`] words of flags and `sum_len` words of sums per walk. One buffer holds
+/// them, so that [`scatter_nd_listed_sum()`] binds at most 8 storage buffers with CubeCL's own
+/// (WebGPU's default limit).
+#[cube]
+fn state_parts(capacity: usize) -> (usize, usize) {
+    let flags_at = capacity;
+    (flags_at, flags_at + capacity * GROUP_COLUMNS)
+}
+
 /// This launch's part of the sums of a list's head unit, whose target elements hold `current`
 /// (`f32` bits, one per column): writes the rounded sums, in `format`'s bits, to `bits` and
 /// returns whether they are final (to be written). A walk that goes on keeps its state in
-/// `flags_state`, `sums_state` and `cursors` at its place in the list of those walks (when they
-/// resume, the launch's position `at`).
+/// `state` (see [`state_parts`], room for `capacity` walks) at its place in the list of those
+/// walks (when they resume, the launch's position `at`).
 #[cube]
 fn sum_step<N: Size>(
     updates: &[Vector<u32, N>],
     next: &[u32],
-    pending_count: &mut [Atomic<u32>],
-    pending: &mut [u32],
-    flags_state: &mut [u32],
-    sums_state: &mut [u32],
-    cursors: &mut [u32],
+    pending: &mut [Atomic<u32>],
+    state: &mut [u32],
+    capacity: usize,
     at: (usize, usize),
     span: usize,
     slice: usize,
@@ -201,6 +209,7 @@ fn sum_step<N: Size>(
         sums[i] = 0u32;
     }
     let (unit, mut slot) = at;
+    let (flags_at, sums_at) = state_parts(capacity);
     let mut cursor = 0u32;
     if comptime!(!resume) {
         cursor = cols.row as u32 + 1u32;
@@ -209,16 +218,16 @@ fn sum_step<N: Size>(
             flags[j] = observe(0u32, current[j]);
             add_signed_term_at(&mut sums, j * words, current[j], format);
         }
-    } else if slot < cursors.len() {
+    } else if slot < capacity {
         // A walk that ended in an earlier launch left a cursor of 0.
-        cursor = cursors[slot];
+        cursor = state[slot];
         #[unroll]
         for j in 0..GROUP_COLUMNS {
-            flags[j] = flags_state[slot * GROUP_COLUMNS + j];
+            flags[j] = state[flags_at + slot * GROUP_COLUMNS + j];
         }
         #[unroll]
         for i in 0..sum_len {
-            sums[i] = sums_state[slot * sum_len + i];
+            sums[i] = state[sums_at + slot * sum_len + i];
         }
     }
     let mut write = false;
@@ -239,19 +248,19 @@ fn sum_step<N: Size>(
         if comptime!(!resume) {
             keep = cursor != 0u32;
             if keep {
-                slot = list_pending(pending_count, pending, unit);
+                slot = list_pending(pending, unit);
             }
         }
-        if keep && slot < cursors.len() {
+        if keep && slot < capacity {
             #[unroll]
             for j in 0..GROUP_COLUMNS {
-                flags_state[slot * GROUP_COLUMNS + j] = flags[j];
+                state[flags_at + slot * GROUP_COLUMNS + j] = flags[j];
             }
             #[unroll]
             for i in 0..sum_len {
-                sums_state[slot * sum_len + i] = sums[i];
+                state[sums_at + slot * sum_len + i] = sums[i];
             }
-            cursors[slot] = cursor;
+            state[slot] = cursor;
         }
         write = cursor == 0u32;
         if write {
@@ -290,8 +299,9 @@ fn listed_unit(
 /// words of `format` (`f32` one to a word, `f16`/`bf16` two); `groups` groups of columns per
 /// row, `units = rows * groups`. The launch runs the units on `listed` (in the first launch
 /// those [`scatter_nd_listed_sum_heads()`] listed, with `resume` those listed in `pending`);
-/// `pending` is where the first launch lists the walks that go on, and the state buffers hold
-/// their state by slot. A unit XORs the change of each of its fields into its word, which
+/// `pending` is where the first launch lists the walks that go on, and `state` holds their
+/// state by slot (see [`state_parts`], room for `capacity` walks). Both lists are counted
+/// lists (see `list_pending`). A unit XORs the change of each of its fields into its word, which
 /// leaves a word's other field as its own unit sets it.
 #[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn scatter_nd_listed_sum<N: Size>(
@@ -299,23 +309,20 @@ pub fn scatter_nd_listed_sum<N: Size>(
     updates: &[Vector<u32, N>],
     next: &[u32],
     targets: &[u32],
-    listed_count: &mut [Atomic<u32>],
-    listed: &mut [u32],
-    pending_count: &mut [Atomic<u32>],
-    pending: &mut [u32],
-    flags: &mut [u32],
-    sums: &mut [u32],
-    cursors: &mut [u32],
+    listed: &mut [Atomic<u32>],
+    pending: &mut [Atomic<u32>],
+    state: &mut [u32],
     slice: usize,
     groups: usize,
     units: usize,
     span: usize,
+    capacity: usize,
     #[comptime] resume: bool,
     #[comptime] format: SumFormat,
 ) {
     // Its launches have a unit per listed unit (sized on the device, or over the walks').
     let at = ABSOLUTE_POS;
-    if at >= positions(&*listed_count, &*listed, units, true) {
+    if at >= positions(&*listed, units, true) {
         terminate!();
     }
     let unit = unit_at(&*listed, at, true);
@@ -333,11 +340,9 @@ pub fn scatter_nd_listed_sum<N: Size>(
     let write = sum_step::<N>(
         updates,
         next,
-        pending_count,
         pending,
-        flags,
-        sums,
-        cursors,
+        state,
+        capacity,
         (unit, at),
         span,
         slice,

@@ -70,29 +70,25 @@ fn walk_range(
 }
 
 /// How many positions a launch takes: one per unit below `units` or, with `listed`, one per
-/// unit listed in `list` (`count` of them, at most the list's length).
+/// unit listed in the counted `list` (see `list_pending`; at most its room).
 #[cube]
-pub(super) fn positions(
-    count: &[Atomic<u32>],
-    list: &[u32],
-    units: usize,
-    #[comptime] listed: bool,
-) -> usize {
+pub(super) fn positions(list: &[Atomic<u32>], units: usize, #[comptime] listed: bool) -> usize {
     let mut end = units;
     if comptime!(listed) {
-        let listed_units = count[0usize].load() as usize;
-        end = select(listed_units < list.len(), listed_units, list.len());
+        let listed_units = list[0usize].load() as usize;
+        let room = list.len() - 1usize;
+        end = select(listed_units < room, listed_units, room);
     }
     end
 }
 
 /// The unit at a launch's `position`: the position itself or, with `listed`, the unit listed
-/// there.
+/// there in the counted `list`.
 #[cube]
-pub(super) fn unit_at(list: &[u32], position: usize, #[comptime] listed: bool) -> usize {
+pub(super) fn unit_at(list: &[Atomic<u32>], position: usize, #[comptime] listed: bool) -> usize {
     let mut unit = position;
     if comptime!(listed) {
-        unit = list[position] as usize;
+        unit = list[position + 1usize].load() as usize;
     }
     unit
 }
@@ -114,8 +110,7 @@ pub(super) fn position_stride() -> usize {
 fn ordered_walk(
     order: &[u32],
     targets: &[u32],
-    pending_count: &mut [Atomic<u32>],
-    pending: &mut [u32],
+    pending: &mut [Atomic<u32>],
     at: (usize, bool),
     sizes: (usize, usize, usize),
     window: (usize, usize),
@@ -134,7 +129,7 @@ fn ordered_walk(
         let (key, walk_start, walk_end, walks, more) =
             walk_range(order, targets, cols.row, rows, first, span);
         if more && comptime!(!resume) {
-            list_pending(pending_count, pending, unit);
+            list_pending(pending, unit);
         }
         if walks {
             base = key as usize * slice + cols.first;
@@ -183,8 +178,7 @@ pub fn scatter_nd_ordered_f64(
     updates: &[f64],
     order: &[u32],
     targets: &[u32],
-    pending_count: &mut [Atomic<u32>],
-    pending: &mut [u32],
+    pending: &mut [Atomic<u32>],
     slice: usize,
     groups: usize,
     units: usize,
@@ -196,14 +190,13 @@ pub fn scatter_nd_ordered_f64(
 ) {
     // Its launches have a unit per position (over every unit, or over the walks' capacity).
     let at = ABSOLUTE_POS;
-    if at >= positions(&*pending_count, &*pending, units, resume) {
+    if at >= positions(&*pending, units, resume) {
         terminate!();
     }
     let unit = unit_at(&*pending, at, resume);
     let (cols, base, start, end, active) = ordered_walk(
         order,
         targets,
-        pending_count,
         pending,
         (unit, true),
         (slice, groups, rows),
@@ -280,10 +273,8 @@ pub fn scatter_nd_ordered_product<N: Size>(
     order: &[u32],
     targets: &[u32],
     masks: &[u32],
-    uncertain_count: &mut [Atomic<u32>],
-    uncertain: &mut [u32],
-    pending_count: &mut [Atomic<u32>],
-    pending: &mut [u32],
+    uncertain: &mut [Atomic<u32>],
+    pending: &mut [Atomic<u32>],
     slice: usize,
     groups: usize,
     units: usize,
@@ -295,9 +286,9 @@ pub fn scatter_nd_ordered_product<N: Size>(
 ) {
     // Launch 0 runs the units the tree listed; the later ones those whose walks go on.
     let stop = if comptime!(resume) {
-        positions(&*pending_count, &*pending, units, true)
+        positions(&*pending, units, true)
     } else {
-        positions(&*uncertain_count, &*uncertain, units, true)
+        positions(&*uncertain, units, true)
     };
     let mut at = ABSOLUTE_POS;
     while at < stop {
@@ -310,7 +301,6 @@ pub fn scatter_nd_ordered_product<N: Size>(
         let (cols, base, start, end, active) = ordered_walk(
             order,
             targets,
-            pending_count,
             pending,
             (unit, mask != 0u32),
             (slice, groups, rows),

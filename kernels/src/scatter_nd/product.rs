@@ -89,16 +89,10 @@ fn finish(
 /// Leaves the columns of `mask` to the index-order walk: their mask at `unit` (the unit of the
 /// target's first sorted row and the group) and the unit in the list the walk's launch reads.
 #[cube]
-fn leave_uncertain(
-    masks: &mut [u32],
-    uncertain_count: &mut [Atomic<u32>],
-    uncertain: &mut [u32],
-    unit: usize,
-    mask: u32,
-) {
+fn leave_uncertain(masks: &mut [u32], uncertain: &mut [Atomic<u32>], unit: usize, mask: u32) {
     if mask != 0u32 {
         masks[unit] = mask;
-        list_pending(uncertain_count, uncertain, unit);
+        list_pending(uncertain, unit);
     }
 }
 
@@ -158,8 +152,7 @@ pub fn scatter_nd_product_leaves<N: Size>(
     order: &[u32],
     targets: &[u32],
     starts: &[u32],
-    chunk_count: &mut [Atomic<u32>],
-    chunks: &mut [u32],
+    chunks: &mut [Atomic<u32>],
     slice: usize,
     groups: usize,
     units: usize,
@@ -179,7 +172,7 @@ pub fn scatter_nd_product_leaves<N: Size>(
         terminate!();
     }
     if position != start || key_at(order, targets, position + 1usize, rows) == key {
-        list_pending(chunk_count, chunks, unit);
+        list_pending(chunks, unit);
         terminate!();
     }
     // The index-order walk over the one row: its product is the exact one rounded once.
@@ -211,21 +204,18 @@ pub fn scatter_nd_product_chunks<N: Size>(
     order: &[u32],
     targets: &[u32],
     starts: &[u32],
-    chunk_count: &mut [Atomic<u32>],
-    chunks: &mut [u32],
+    chunks: &mut [Atomic<u32>],
     nodes: &mut [u32],
-    node_count: &mut [Atomic<u32>],
-    node_list: &mut [u32],
+    node_list: &mut [Atomic<u32>],
     masks: &mut [u32],
-    uncertain_count: &mut [Atomic<u32>],
-    uncertain: &mut [u32],
+    uncertain: &mut [Atomic<u32>],
     slice: usize,
     groups: usize,
     units: usize,
     rows: usize,
     #[comptime] format: SumFormat,
 ) {
-    let stop = positions(&*chunk_count, &*chunks, units, true);
+    let stop = positions(&*chunks, units, true);
     let packed = comptime!(Some(format));
     let mut at = ABSOLUTE_POS;
     while at < stop {
@@ -263,14 +253,14 @@ pub fn scatter_nd_product_chunks<N: Size>(
         }
         if position == start && key_here != key {
             let mask = finish(output, &acc, &cols, base, PRODUCT_CHUNK as u32, format);
-            leave_uncertain(masks, uncertain_count, uncertain, unit, mask);
+            leave_uncertain(masks, uncertain, unit, mask);
         } else {
             let node = slot(position, start) * groups + unit % groups;
             #[unroll]
             for j in 0..GROUP_COLUMNS {
                 store_node(nodes, node, j, node_of(&acc, j));
             }
-            list_pending(node_count, node_list, unit);
+            list_pending(node_list, unit);
         }
         at += position_stride();
     }
@@ -288,11 +278,9 @@ pub fn scatter_nd_product_level(
     targets: &[u32],
     starts: &[u32],
     nodes: &mut [u32],
-    node_count: &mut [Atomic<u32>],
-    node_list: &mut [u32],
+    node_list: &mut [Atomic<u32>],
     masks: &mut [u32],
-    uncertain_count: &mut [Atomic<u32>],
-    uncertain: &mut [u32],
+    uncertain: &mut [Atomic<u32>],
     slice: usize,
     groups: usize,
     units: usize,
@@ -301,7 +289,7 @@ pub fn scatter_nd_product_level(
     bound: u32,
     #[comptime] format: SumFormat,
 ) {
-    let stop = positions(&*node_count, &*node_list, units, true);
+    let stop = positions(&*node_list, units, true);
     let mut at = ABSOLUTE_POS;
     while at < stop {
         let unit = unit_at(&*node_list, at, true);
@@ -335,7 +323,7 @@ pub fn scatter_nd_product_level(
             if chunk == 0usize && key_at(order, targets, end, rows) != key {
                 let base = key as usize * slice + cols.first;
                 let mask = finish(output, &acc, &cols, base, bound, format);
-                leave_uncertain(masks, uncertain_count, uncertain, unit, mask);
+                leave_uncertain(masks, uncertain, unit, mask);
             } else {
                 #[unroll]
                 for j in 0..GROUP_COLUMNS {

@@ -80,7 +80,6 @@ pub(super) unsafe fn launch_listed_sum(
             heads_arg,
             next_arg(),
             targets_arg(),
-            work.count_arg(),
             work.list_arg(),
             slice,
             groups,
@@ -89,11 +88,9 @@ pub(super) unsafe fn launch_listed_sum(
             data_elem.unwrap_or(ElemType::UInt(UIntKind::U32)),
         ));
         work.size(client, address);
-        let flags_len = walks.capacity * GROUP_COLUMNS;
-        let sum_len = flags_len * format.sum_words();
-        let flags = client.empty(flags_len * size_of::<u32>());
-        let sums = client.empty(sum_len * size_of::<u32>());
-        let cursors = client.empty(walks.capacity * size_of::<u32>());
+        // A cursor, and the flags and sums of each group's columns, per walk that goes on.
+        let state_len = walks.capacity * (1 + GROUP_COLUMNS * (1 + format.sum_words()));
+        let state = client.empty(state_len * size_of::<u32>());
         // The first launch, then one per further span of rows that a walk may go on for.
         let launches = rows.div_ceil(span).max(1);
         for launch in 0..launches {
@@ -105,24 +102,11 @@ pub(super) unsafe fn launch_listed_sum(
             } else {
                 walks.geometry(client, group_units, true)
             };
-            let [listed_count, listed, pending_count, pending] = if start {
-                [
-                    work.count_arg(),
-                    work.list_arg(),
-                    walks.count_arg(),
-                    walks.list_arg(),
-                ]
+            let [listed, pending] = if start {
+                [work.list_arg(), walks.list_arg()]
             } else {
-                [
-                    walks.count_arg(),
-                    walks.list_arg(),
-                    work.count_arg(),
-                    work.list_arg(),
-                ]
+                [walks.list_arg(), work.list_arg()]
             };
-            let flags = BufferArg::from_raw_parts(flags.clone(), flags_len);
-            let sums = BufferArg::from_raw_parts(sums.clone(), sum_len);
-            let cursors = BufferArg::from_raw_parts(cursors.clone(), walks.capacity);
             launch_unchecked!(scatter_nd_listed_sum(
                 client,
                 cubes,
@@ -133,17 +117,14 @@ pub(super) unsafe fn launch_listed_sum(
                 BufferArg::from_raw_parts(updates.clone(), update_len),
                 next_arg(),
                 targets_arg(),
-                listed_count,
                 listed,
-                pending_count,
                 pending,
-                flags,
-                sums,
-                cursors,
+                BufferArg::from_raw_parts(state.clone(), state_len),
                 slice,
                 groups,
                 group_units,
                 span,
+                walks.capacity,
                 !start,
                 format,
             ));

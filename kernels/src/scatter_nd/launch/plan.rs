@@ -71,17 +71,8 @@ pub(super) fn group_vector(client: &Client, data_elem: Option<ElemType>, slice: 
         .unwrap_or(1)
 }
 
-/// A new buffer of `len` u32, zeroed on the device (no upload from the host).
-///
-/// # Safety
-///
-/// `address` fits a launch over `len` units.
-pub(super) unsafe fn zeroed_words(client: &Client, len: usize, address: AddressType) -> Handle {
-    // SAFETY: as the caller's.
-    unsafe { zeroed_prefix(client, len, len, address) }
-}
-
-/// A new buffer of `len` u32 whose first `zeroed` (at most `len`) are zeroed on the device.
+/// A new buffer of `len` u32 whose first `zeroed` (at most `len`) are zeroed on the device (no
+/// upload from the host).
 ///
 /// # Safety
 ///
@@ -94,6 +85,9 @@ pub(super) unsafe fn zeroed_prefix(
 ) -> Handle {
     let handle = client.empty(len * size_of::<u32>());
     let zeroed = zeroed.min(len);
+    if zeroed == 0 {
+        return handle;
+    }
     let (cubes, dim) = elementwise_geometry(client, zeroed);
     // SAFETY: `handle` holds `len` u32; the kernel guards its units against `zeroed`.
     unsafe {
@@ -109,13 +103,13 @@ pub(super) unsafe fn zeroed_prefix(
     handle
 }
 
-/// Units listed on the device, their count and the list (a slot per possible unit), for a
-/// launch over them that never waits for the count on the host: sized on the device (by
+/// Units listed on the device, their count and the list (a slot per possible unit) in one
+/// buffer (a counted list: the count in word 0), for a launch over them that never waits for
+/// the count on the host: sized on the device (by
 /// [`scatter_nd_listed_dispatch()`], a unit per listed unit: what CPU drivers need, whose
 /// walks are bounded per unit; CUDA reads such a size back first, a sync), or a fixed grid of
 /// at most [`LISTED_GRID`] units, each taking listed positions a grid apart (GPUs).
 pub(super) struct Listed {
-    count: Handle,
     list: Handle,
     capacity: usize,
     dispatch: Option<Handle>,
@@ -139,8 +133,7 @@ impl Listed {
     ) -> Self {
         Self {
             // SAFETY: one unit, as the caller's `address` allows.
-            count: unsafe { zeroed_words(client, 1, address) },
-            list: client.empty(capacity * size_of::<u32>()),
+            list: unsafe { zeroed_prefix(client, capacity + 1, 1, address) },
             capacity,
             // A buffer of its own: wgpu refuses a dispatch that reads its count from a buffer
             // the kernel also binds, and small allocations share pooled buffers.
@@ -150,14 +143,16 @@ impl Listed {
         }
     }
 
-    pub fn count_arg(&self) -> BufferArg {
-        // SAFETY: `count` holds one u32, allocated above.
-        unsafe { BufferArg::from_raw_parts(self.count.clone(), 1) }
+    /// The count alone (the list's first word).
+    fn count_arg(&self) -> BufferArg {
+        // SAFETY: `list` holds at least one u32, allocated above.
+        unsafe { BufferArg::from_raw_parts(self.list.clone(), 1) }
     }
 
+    /// The counted list: the count, then `capacity` slots.
     pub fn list_arg(&self) -> BufferArg {
-        // SAFETY: `list` holds `capacity` u32, allocated above.
-        unsafe { BufferArg::from_raw_parts(self.list.clone(), self.capacity) }
+        // SAFETY: `list` holds `capacity + 1` u32, allocated above.
+        unsafe { BufferArg::from_raw_parts(self.list.clone(), self.capacity + 1) }
     }
 
     /// Sizes the launch over the listed units on the device, once the kernels that list them
@@ -202,11 +197,10 @@ impl Listed {
 /// `cpu_span`), and the list of walks that go on past the first launch: a walk longer than
 /// `span` has more than `span` rows, so at most `rows / span` targets have one, each with
 /// `per_row` units (columns, or groups of them): `capacity` of them. Their count starts at
-/// zero wherever one can go on.
+/// zero wherever one can go on. Count and list are one counted list (the count in word 0).
 pub(super) struct Walks {
     pub span: usize,
     pub capacity: usize,
-    count: Handle,
     list: Handle,
 }
 
@@ -224,17 +218,12 @@ impl Walks {
         let span = if has_planes(client) { rows } else { cpu_span };
         let capacity = (rows / span * per_row).max(1);
         // The count is only read where walks resume (`span < rows`).
-        let count = if span < rows {
-            // SAFETY: one unit, as the caller's `address` allows.
-            unsafe { zeroed_words(client, 1, address) }
-        } else {
-            client.empty(size_of::<u32>())
-        };
+        let zeroed = usize::from(span < rows);
         Self {
             span,
             capacity,
-            count,
-            list: client.empty(capacity * size_of::<u32>()),
+            // SAFETY: at most one unit, as the caller's `address` allows.
+            list: unsafe { zeroed_prefix(client, capacity + 1, zeroed, address) },
         }
     }
 
@@ -253,13 +242,9 @@ impl Walks {
         }
     }
 
-    pub fn count_arg(&self) -> BufferArg {
-        // SAFETY: `count` holds one u32, allocated above.
-        unsafe { BufferArg::from_raw_parts(self.count.clone(), 1) }
-    }
-
+    /// The counted list: the count, then `capacity` slots.
     pub fn list_arg(&self) -> BufferArg {
-        // SAFETY: `list` holds `capacity` u32, allocated above.
-        unsafe { BufferArg::from_raw_parts(self.list.clone(), self.capacity) }
+        // SAFETY: `list` holds `capacity + 1` u32, allocated above.
+        unsafe { BufferArg::from_raw_parts(self.list.clone(), self.capacity + 1) }
     }
 }
