@@ -457,10 +457,19 @@ pub fn scatter_nd_combine_buckets<T: Numeric, B: Int>(
 /// buffer so that a kernel binds one storage buffer per list. Returns its slot in the list.
 #[cube]
 pub(super) fn list_pending(pending: &mut [Atomic<u32>], position: usize) -> usize {
-    let slot = pending[0usize].fetch_add(1u32) as usize;
-    // The launcher sizes `pending` for every walk that can go on, so the guard never drops one.
-    if slot + 1usize < pending.len() {
-        pending[slot + 1usize].store(position as u32);
+    let room = pending.len() - 1usize;
+    list_at(pending, 0usize, room, position)
+}
+
+/// Lists `position` in the counted list at word `at` of `lists` (its count there, then room
+/// for `room` units), where several lists share a buffer; returns its slot in the list.
+#[cube]
+pub(super) fn list_at(lists: &mut [Atomic<u32>], at: usize, room: usize, position: usize) -> usize {
+    let slot = lists[at].fetch_add(1u32) as usize;
+    // The launcher sizes each list for every unit that can be listed, so the guard never drops
+    // one.
+    if slot < room {
+        lists[at + 1usize + slot].store(position as u32);
     }
     slot
 }

@@ -75,9 +75,7 @@ fn walk_range(
 pub(super) fn positions(list: &[Atomic<u32>], units: usize, #[comptime] listed: bool) -> usize {
     let mut end = units;
     if comptime!(listed) {
-        let listed_units = list[0usize].load() as usize;
-        let room = list.len() - 1usize;
-        end = select(listed_units < room, listed_units, room);
+        end = listed_count(list, 0usize, list.len() - 1usize);
     }
     end
 }
@@ -88,9 +86,23 @@ pub(super) fn positions(list: &[Atomic<u32>], units: usize, #[comptime] listed: 
 pub(super) fn unit_at(list: &[Atomic<u32>], position: usize, #[comptime] listed: bool) -> usize {
     let mut unit = position;
     if comptime!(listed) {
-        unit = list[position + 1usize].load() as usize;
+        unit = listed_unit(list, 0usize, position);
     }
     unit
+}
+
+/// How many units the counted list at word `at` of `lists` holds (see `list_at`), at most its
+/// `room`.
+#[cube]
+pub(super) fn listed_count(lists: &[Atomic<u32>], at: usize, room: usize) -> usize {
+    let listed = lists[at].load() as usize;
+    select(listed < room, listed, room)
+}
+
+/// The unit at `position` of the counted list at word `at` of `lists`.
+#[cube]
+pub(super) fn listed_unit(lists: &[Atomic<u32>], at: usize, position: usize) -> usize {
+    lists[at + 1usize + position].load() as usize
 }
 
 /// How far apart the positions one unit takes lie: the launch's units. A launch with a unit

@@ -28,11 +28,37 @@ use cubecl::prelude::*;
 use super::columns::{Columns, GROUP_COLUMNS, columns, load_columns, load_fields, store_fields};
 use super::exact::{SumFormat, widen};
 use super::indices::SKIPPED;
-use super::kernel::list_pending;
-use super::ordered::{multiply_rows, position_stride, positions, unit_at};
+use super::kernel::{list_at, list_pending};
+use super::ordered::{listed_count, listed_unit, multiply_rows, position_stride};
 use super::product_node::{
     Nodes, leaf, load_node, multiply_into, node_of, ones, round_node, set_node, store_node,
 };
+
+/// Words each region of the tree's shared buffers is padded to (256 bytes), so that a region
+/// can be bound on its own at an offset every wgpu adapter accepts.
+pub const REGION_WORDS: usize = 64;
+
+/// Where the regions of the tree's scratch start, for `rows` sorted rows and `units` units
+/// (rows times groups of columns): each row's target's first sorted position (at 0), the
+/// uncertain columns' masks (a word per unit), then the nodes. One buffer, and one for the
+/// lists (see [`list_parts`]), so that each launch binds at most 8 storage buffers with
+/// CubeCL's own (WebGPU's default limit).
+#[cube]
+fn tree_parts(rows: usize, units: usize) -> (usize, usize) {
+    let masks_at = rows.div_ceil(REGION_WORDS) * REGION_WORDS;
+    (
+        masks_at,
+        masks_at + units.div_ceil(REGION_WORDS) * REGION_WORDS,
+    )
+}
+
+/// Where the tree's counted lists (see `list_at`) start in their buffer, each with room for
+/// `units`: the chunks (at 0), the nodes and the uncertain units.
+#[cube]
+fn list_parts(units: usize) -> (usize, usize) {
+    let stride = (units + 1usize).div_ceil(REGION_WORDS) * REGION_WORDS;
+    (stride, 2usize * stride)
+}
 
 /// Rows one unit folds into a leaf node of the tree.
 pub const PRODUCT_CHUNK: usize = 32;
@@ -89,10 +115,17 @@ fn finish(
 /// Leaves the columns of `mask` to the index-order walk: their mask at `unit` (the unit of the
 /// target's first sorted row and the group) and the unit in the list the walk's launch reads.
 #[cube]
-fn leave_uncertain(masks: &mut [u32], uncertain: &mut [Atomic<u32>], unit: usize, mask: u32) {
+fn leave_uncertain(
+    tree: &mut [u32],
+    lists: &mut [Atomic<u32>],
+    parts: (usize, usize, usize),
+    unit: usize,
+    mask: u32,
+) {
+    let (masks_at, uncertain_at, room) = parts;
     if mask != 0u32 {
-        masks[unit] = mask;
-        list_pending(uncertain, unit);
+        tree[masks_at + unit] = mask;
+        list_at(lists, uncertain_at, room, unit);
     }
 }
 
@@ -194,33 +227,32 @@ pub fn scatter_nd_product_leaves<N: Size>(
 
 /// Chunks, for each chunk and group of columns listed by [`scatter_nd_product_leaves()`]: a unit
 /// folds the chunk's updates (after the target's value, for the first chunk), in order. A target
-/// with one chunk is rounded here (the uncertain columns go to `masks` and `uncertain`, see
-/// `leave_uncertain`); the other targets' chunks go to `nodes` and are listed (`node_count`,
-/// `node_list`) for [`scatter_nd_product_level()`].
+/// with one chunk is rounded here (the uncertain columns go to the masks and the uncertain
+/// list, see `leave_uncertain`); the other targets' chunks go to the nodes and are listed for
+/// [`scatter_nd_product_level()`]. `tree` holds the starts, masks and nodes ([`tree_parts`]),
+/// `lists` the chunks', nodes' and uncertain units' lists ([`list_parts`]).
 #[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn scatter_nd_product_chunks<N: Size>(
     output: &mut [Atomic<u32>],
     updates: &[Vector<u32, N>],
     order: &[u32],
     targets: &[u32],
-    starts: &[u32],
-    chunks: &mut [Atomic<u32>],
-    nodes: &mut [u32],
-    node_list: &mut [Atomic<u32>],
-    masks: &mut [u32],
-    uncertain: &mut [Atomic<u32>],
+    tree: &mut [u32],
+    lists: &mut [Atomic<u32>],
     slice: usize,
     groups: usize,
     units: usize,
     rows: usize,
     #[comptime] format: SumFormat,
 ) {
-    let stop = positions(&*chunks, units, true);
+    let (masks_at, nodes_at) = tree_parts(rows, units);
+    let (node_list_at, uncertain_at) = list_parts(units);
+    let stop = listed_count(&*lists, 0usize, units);
     let packed = comptime!(Some(format));
     let mut at = ABSOLUTE_POS;
     while at < stop {
-        let unit = unit_at(&*chunks, at, true);
-        let (cols, key, start) = chunk_at(order, targets, starts, unit, slice, groups);
+        let unit = listed_unit(&*lists, 0usize, at);
+        let (cols, key, start) = chunk_at(order, targets, &*tree, unit, slice, groups);
         let position = cols.row;
         let base = key as usize * slice + cols.first;
         let mut acc = ones();
@@ -253,14 +285,14 @@ pub fn scatter_nd_product_chunks<N: Size>(
         }
         if position == start && key_here != key {
             let mask = finish(output, &acc, &cols, base, PRODUCT_CHUNK as u32, format);
-            leave_uncertain(masks, uncertain, unit, mask);
+            leave_uncertain(tree, lists, (masks_at, uncertain_at, units), unit, mask);
         } else {
             let node = slot(position, start) * groups + unit % groups;
             #[unroll]
             for j in 0..GROUP_COLUMNS {
-                store_node(nodes, node, j, node_of(&acc, j));
+                store_node(tree, nodes_at, node, j, node_of(&acc, j));
             }
-            list_pending(node_list, unit);
+            list_at(lists, node_list_at, units, unit);
         }
         at += position_stride();
     }
@@ -276,11 +308,8 @@ pub fn scatter_nd_product_level(
     output: &mut [Atomic<u32>],
     order: &[u32],
     targets: &[u32],
-    starts: &[u32],
-    nodes: &mut [u32],
-    node_list: &mut [Atomic<u32>],
-    masks: &mut [u32],
-    uncertain: &mut [Atomic<u32>],
+    tree: &mut [u32],
+    lists: &mut [Atomic<u32>],
     slice: usize,
     groups: usize,
     units: usize,
@@ -289,11 +318,13 @@ pub fn scatter_nd_product_level(
     bound: u32,
     #[comptime] format: SumFormat,
 ) {
-    let stop = positions(&*node_list, units, true);
+    let (masks_at, nodes_at) = tree_parts(rows, units);
+    let (node_list_at, uncertain_at) = list_parts(units);
+    let stop = listed_count(&*lists, node_list_at, units);
     let mut at = ABSOLUTE_POS;
     while at < stop {
-        let unit = unit_at(&*node_list, at, true);
-        let (cols, key, start) = chunk_at(order, targets, starts, unit, slice, groups);
+        let unit = listed_unit(&*lists, node_list_at, at);
+        let (cols, key, start) = chunk_at(order, targets, &*tree, unit, slice, groups);
         let position = cols.row;
         let chunk = (position - start) / PRODUCT_CHUNK;
         let reach = width * PRODUCT_FAN;
@@ -306,7 +337,7 @@ pub fn scatter_nd_product_level(
             let mut acc = ones();
             #[unroll]
             for j in 0..GROUP_COLUMNS {
-                set_node(&mut acc, j, load_node(&*nodes, node, j));
+                set_node(&mut acc, j, load_node(&*tree, nodes_at, node, j));
             }
             let mut child = next;
             let mut k = 1usize;
@@ -314,7 +345,7 @@ pub fn scatter_nd_product_level(
                 let other = slot(child, start) * groups + group;
                 #[unroll]
                 for j in 0..GROUP_COLUMNS {
-                    multiply_into(&mut acc, j, load_node(&*nodes, other, j));
+                    multiply_into(&mut acc, j, load_node(&*tree, nodes_at, other, j));
                 }
                 child += width * PRODUCT_CHUNK;
                 k += 1usize;
@@ -323,11 +354,11 @@ pub fn scatter_nd_product_level(
             if chunk == 0usize && key_at(order, targets, end, rows) != key {
                 let base = key as usize * slice + cols.first;
                 let mask = finish(output, &acc, &cols, base, bound, format);
-                leave_uncertain(masks, uncertain, unit, mask);
+                leave_uncertain(tree, lists, (masks_at, uncertain_at, units), unit, mask);
             } else {
                 #[unroll]
                 for j in 0..GROUP_COLUMNS {
-                    store_node(nodes, node, j, node_of(&acc, j));
+                    store_node(tree, nodes_at, node, j, node_of(&acc, j));
                 }
             }
         }

@@ -249,8 +249,8 @@ pub(super) fn round_node(node: Node, bound: u32, #[comptime] format: SumFormat) 
 
 /// The node of column `j` of scratch node `node` (in units of a group's columns).
 #[cube]
-pub(super) fn load_node(nodes: &[u32], node: usize, j: usize) -> Node {
-    let at = (node * GROUP_COLUMNS + j) * NODE_WORDS;
+pub(super) fn load_node(nodes: &[u32], base: usize, node: usize, j: usize) -> Node {
+    let at = base + (node * GROUP_COLUMNS + j) * NODE_WORDS;
     Node {
         hi: nodes[at],
         lo: nodes[at + 1usize],
@@ -260,8 +260,8 @@ pub(super) fn load_node(nodes: &[u32], node: usize, j: usize) -> Node {
 }
 
 #[cube]
-pub(super) fn store_node(nodes: &mut [u32], node: usize, j: usize, value: Node) {
-    let at = (node * GROUP_COLUMNS + j) * NODE_WORDS;
+pub(super) fn store_node(nodes: &mut [u32], base: usize, node: usize, j: usize, value: Node) {
+    let at = base + (node * GROUP_COLUMNS + j) * NODE_WORDS;
     nodes[at] = value.hi;
     nodes[at + 1usize] = value.lo;
     nodes[at + 2usize] = u32::reinterpret(value.exponent);

@@ -11,9 +11,9 @@ use super::plan::{Listed, ListsLaunch, Walks, float_format, group_vector};
 use super::strategy::DataBinding;
 use crate::launch::elementwise_geometry;
 use crate::scatter_nd::{
-    GROUP_COLUMNS, PRODUCT_CHUNK, PRODUCT_FAN, ReduceOp, SumFormat, scatter_nd_ordered_f64,
-    scatter_nd_ordered_product, scatter_nd_product_chunks, scatter_nd_product_leaves,
-    scatter_nd_product_level, scatter_nd_segment_starts,
+    GROUP_COLUMNS, PRODUCT_CHUNK, PRODUCT_FAN, REGION_WORDS, ReduceOp, SumFormat,
+    scatter_nd_ordered_f64, scatter_nd_ordered_product, scatter_nd_product_chunks,
+    scatter_nd_product_leaves, scatter_nd_product_level, scatter_nd_segment_starts,
 };
 use crate::sort::{SortOrder, SortPlan, sorted_positions};
 
@@ -220,9 +220,15 @@ unsafe fn launch_tree(
     } else {
         1
     };
-    let starts = client.empty(rows * size_of::<u32>());
-    let nodes = client.empty(nodes_len * size_of::<u32>());
-    let masks = client.empty(group_units * size_of::<u32>());
+    // One buffer of scratch: the starts, the masks and the nodes; one of the three lists (the
+    // chunks, the nodes and the uncertain units), each region padded to `REGION_WORDS` so
+    // that it binds on its own (see `product.rs`).
+    let padded = |n: usize| n.div_ceil(REGION_WORDS) * REGION_WORDS;
+    let (masks_at, nodes_at) = (padded(rows), padded(rows) + padded(group_units));
+    let tree_len = nodes_at + nodes_len;
+    let tree = client.empty(tree_len * size_of::<u32>());
+    let list_stride = padded(group_units + 1);
+    let tree_lists = client.empty(3 * list_stride * size_of::<u32>());
     let vector = word_vector(client, format, slice);
     // SAFETY (every launch): the sorted order, the targets and the starts hold `rows` u32, the
     // masks and the lists `group_units` (a unit each at most), the counts one and the nodes
@@ -231,13 +237,22 @@ unsafe fn launch_tree(
     // length), and write target elements below `output_len` (targets below `targets`, as the
     // caller checked).
     unsafe {
-        let [chunks, listed_nodes, uncertain] =
-            [(); 3].map(|()| Listed::new(client, group_units, on_device, address));
+        let [chunks, listed_nodes, uncertain] = [0, 1, 2].map(|k| {
+            Listed::within(
+                client,
+                &tree_lists,
+                k * list_stride,
+                group_units,
+                on_device,
+                address,
+            )
+        });
         let order = || BufferArg::from_raw_parts(sorted.clone(), rows);
         let targets_arg = || BufferArg::from_raw_parts(row_targets.clone(), rows);
-        let starts_arg = || BufferArg::from_raw_parts(starts.clone(), rows);
-        let nodes_arg = || BufferArg::from_raw_parts(nodes.clone(), nodes_len);
-        let masks_arg = || BufferArg::from_raw_parts(masks.clone(), group_units);
+        // The starts lead the tree's scratch.
+        let starts_arg = || BufferArg::from_raw_parts(tree.clone(), rows);
+        let tree_arg = || BufferArg::from_raw_parts(tree.clone(), tree_len);
+        let lists_arg = || BufferArg::from_raw_parts(tree_lists.clone(), 3 * list_stride);
         let output_arg = || BufferArg::from_raw_parts(lists.output.clone(), data_len);
         let updates_arg = || BufferArg::from_raw_parts(lists.updates.clone(), update_len);
         let (cubes, dim) = elementwise_geometry(client, rows);
@@ -282,12 +297,8 @@ unsafe fn launch_tree(
             updates_arg(),
             order(),
             targets_arg(),
-            starts_arg(),
-            chunks.list_arg(),
-            nodes_arg(),
-            listed_nodes.list_arg(),
-            masks_arg(),
-            uncertain.list_arg(),
+            tree_arg(),
+            lists_arg(),
             slice,
             groups,
             group_units,
@@ -309,11 +320,8 @@ unsafe fn launch_tree(
                 output_arg(),
                 order(),
                 targets_arg(),
-                starts_arg(),
-                nodes_arg(),
-                listed_nodes.list_arg(),
-                masks_arg(),
-                uncertain.list_arg(),
+                tree_arg(),
+                lists_arg(),
                 slice,
                 groups,
                 group_units,
@@ -326,7 +334,7 @@ unsafe fn launch_tree(
         }
         uncertain.size(client, address);
         Uncertain {
-            masks,
+            masks: tree.offset_start((masks_at * size_of::<u32>()) as u64),
             units: uncertain,
         }
     }

@@ -84,12 +84,22 @@ pub(super) unsafe fn zeroed_prefix(
     address: AddressType,
 ) -> Handle {
     let handle = client.empty(len * size_of::<u32>());
-    let zeroed = zeroed.min(len);
-    if zeroed == 0 {
-        return handle;
+    // SAFETY: `handle` holds `len` u32; as the caller's.
+    unsafe { clear_words(client, &handle, zeroed.min(len), address) };
+    handle
+}
+
+/// Zeroes the first `len` u32 of `handle` on the device (nothing where `len` is 0).
+///
+/// # Safety
+///
+/// `handle` holds at least `len` u32, and `address` fits a launch over `len` units.
+unsafe fn clear_words(client: &Client, handle: &Handle, len: usize, address: AddressType) {
+    if len == 0 {
+        return;
     }
-    let (cubes, dim) = elementwise_geometry(client, zeroed);
-    // SAFETY: `handle` holds `len` u32; the kernel guards its units against `zeroed`.
+    let (cubes, dim) = elementwise_geometry(client, len);
+    // SAFETY: as the caller's; the kernel guards its units against `len`.
     unsafe {
         launch_unchecked!(scatter_nd_clear(
             client,
@@ -97,10 +107,9 @@ pub(super) unsafe fn zeroed_prefix(
             dim,
             address,
             BufferArg::from_raw_parts(handle.clone(), len),
-            zeroed,
+            len,
         ));
     }
-    handle
 }
 
 /// Units listed on the device, their count and the list (a slot per possible unit) in one
@@ -137,6 +146,33 @@ impl Listed {
             capacity,
             // A buffer of its own: wgpu refuses a dispatch that reads its count from a buffer
             // the kernel also binds, and small allocations share pooled buffers.
+            dispatch: on_device.then(|| {
+                client.memory_dedicated_allocation((), |()| client.empty(3 * size_of::<u32>()))
+            }),
+        }
+    }
+
+    /// Room for `capacity` units in `shared` from word `at` on (a multiple of
+    /// [`REGION_WORDS`](crate::scatter_nd::REGION_WORDS), so that the list binds on its own),
+    /// where several lists share one buffer; launched over as [`Listed::new`] says.
+    ///
+    /// # Safety
+    ///
+    /// `shared` holds at least `at + capacity + 1` u32; `address` fits the launch.
+    pub unsafe fn within(
+        client: &Client,
+        shared: &Handle,
+        at: usize,
+        capacity: usize,
+        on_device: bool,
+        address: AddressType,
+    ) -> Self {
+        let list = shared.clone().offset_start((at * size_of::<u32>()) as u64);
+        // SAFETY: the list holds its count, as the caller's `address` allows a unit.
+        unsafe { clear_words(client, &list, 1, address) };
+        Self {
+            list,
+            capacity,
             dispatch: on_device.then(|| {
                 client.memory_dedicated_allocation((), |()| client.empty(3 * size_of::<u32>()))
             }),
