@@ -167,7 +167,7 @@ fn chain_parts(entries: usize, slice: usize) -> (usize, usize) {
 
 /// Where the parts of the heads' buffer start: the count of listed starts (at 0), the listed
 /// starts (a word per row, `rows` of them), then a word of flags and `words` words of sum per
-/// entry, as in [`chain_parts`].
+/// entry, as in `chain_parts`.
 #[cube]
 fn waiting_parts(rows: usize, entries: usize) -> (usize, usize, usize) {
     let work_at = 1usize;
@@ -177,10 +177,10 @@ fn waiting_parts(rows: usize, entries: usize) -> (usize, usize, usize) {
 
 /// Step 1: the unit of each update element whose row heads its list or starts a segment walks
 /// the segment. A start (not a head) stores the segment's sum and flags in its slot of
-/// `chains` (see [`chain_parts`]), and its column 0 unit the next start's link (or `u32::MAX`
+/// `chains` (see `chain_parts`), and its column 0 unit the next start's link (or `u32::MAX`
 /// at the chain's end) as the slot's link; a head whose walk reached the list's end writes the
 /// target element's result; any other head stores its sum and flags at the slot of the start
-/// it stopped at in `waiting` (see [`waiting_parts`]), and its column 0 unit lists that start
+/// it stopped at in `waiting` (see `waiting_parts`), and its column 0 unit lists that start
 /// there for [`scatter_nd_exact_finish()`].
 #[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn scatter_nd_exact_segments(
@@ -279,7 +279,7 @@ pub const JUMP_FAN: usize = 4;
 /// start with a link adds the sums of the next [`JUMP_FAN`]` - 1` starts along the links and
 /// takes the link of the last, so that after `r` rounds a start's sum holds `JUMP_FAN^r`
 /// segments of its chain (or the whole chain, `u32::MAX`); reads one buffer of chains (see
-/// [`chain_parts`]) and writes the other. A sum that is final in the buffer read is copied (its
+/// `chain_parts`) and writes the other. A sum that is final in the buffer read is copied (its
 /// link 0 then), and a slot no start holds (link 0) is left alone.
 #[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn scatter_nd_exact_jump(
@@ -337,7 +337,7 @@ pub fn scatter_nd_exact_jump(
 
 /// Step 3, over the starts that step 1 listed in `waiting` (each the first start after a head
 /// whose list has several segments) and each column, a grid-stride loop: the head's segment
-/// (in `waiting`, see [`waiting_parts`]) and the whole chain's sum (in `chains`), both at the
+/// (in `waiting`, see `waiting_parts`) and the whole chain's sum (in `chains`), both at the
 /// start's slot, with the current value, rounded and written.
 #[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn scatter_nd_exact_finish(

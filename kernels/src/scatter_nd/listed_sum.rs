@@ -182,7 +182,7 @@ fn state_parts(capacity: usize) -> (usize, usize) {
 /// This launch's part of the sums of a list's head unit, whose target elements hold `current`
 /// (`f32` bits, one per column): writes the rounded sums, in `format`'s bits, to `bits` and
 /// returns whether they are final (to be written). A walk that goes on keeps its state in
-/// `state` (see [`state_parts`], room for `capacity` walks) at its place in the list of those
+/// `state` (see `state_parts`, room for `capacity` walks) at its place in the list of those
 /// walks (when they resume, the launch's position `at`).
 #[cube]
 fn sum_step<N: Size>(
@@ -300,7 +300,7 @@ fn listed_unit(
 /// row, `units = rows * groups`. The launch runs the units on `listed` (in the first launch
 /// those [`scatter_nd_listed_sum_heads()`] listed, with `resume` those listed in `pending`);
 /// `pending` is where the first launch lists the walks that go on, and `state` holds their
-/// state by slot (see [`state_parts`], room for `capacity` walks). Both lists are counted
+/// state by slot (see `state_parts`, room for `capacity` walks). Both lists are counted
 /// lists (see `list_pending`). A unit XORs the change of each of its fields into its word, which
 /// leaves a word's other field as its own unit sets it.
 #[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]

@@ -41,7 +41,7 @@ pub const REGION_WORDS: usize = 64;
 /// Where the regions of the tree's scratch start, for `rows` sorted rows and `units` units
 /// (rows times groups of columns): each row's target's first sorted position (at 0), the
 /// uncertain columns' masks (a word per unit), then the nodes. One buffer, and one for the
-/// lists (see [`list_parts`]), so that each launch binds at most 8 storage buffers with
+/// lists (see `list_parts`), so that each launch binds at most 8 storage buffers with
 /// CubeCL's own (WebGPU's default limit).
 #[cube]
 fn tree_parts(rows: usize, units: usize) -> (usize, usize) {
@@ -229,8 +229,8 @@ pub fn scatter_nd_product_leaves<N: Size>(
 /// folds the chunk's updates (after the target's value, for the first chunk), in order. A target
 /// with one chunk is rounded here (the uncertain columns go to the masks and the uncertain
 /// list, see `leave_uncertain`); the other targets' chunks go to the nodes and are listed for
-/// [`scatter_nd_product_level()`]. `tree` holds the starts, masks and nodes ([`tree_parts`]),
-/// `lists` the chunks', nodes' and uncertain units' lists ([`list_parts`]).
+/// [`scatter_nd_product_level()`]. `tree` holds the starts, masks and nodes (`tree_parts`),
+/// `lists` the chunks', nodes' and uncertain units' lists (`list_parts`).
 #[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn scatter_nd_product_chunks<N: Size>(
     output: &mut [Atomic<u32>],
