@@ -22,8 +22,7 @@ use burn_dml_ops_kernels::capture::Capture;
 use cubecl::Compiler;
 use cubecl::ir::features::{AtomicUsage, Plane, TypeUsage};
 use cubecl::ir::{
-    AddressType, DeviceIdentity, DeviceProperties, ElemType, FloatKind, HardwareProperties,
-    IntKind, Type, UIntKind,
+    AddressType, DeviceProperties, ElemType, FloatKind, HardwareProperties, IntKind, Type, UIntKind,
 };
 use cubecl::prelude::*;
 use cubecl::wgpu::WgslCompiler;
@@ -59,16 +58,11 @@ fn webgpu_properties(client: &Client, f16: bool, subgroups: bool) -> DevicePrope
         max_vector_size: 4,
         cube_mma_reserved_shared_memory: 0,
     };
-    let mut properties = DeviceProperties::new(
-        Default::default(),
-        client.properties().memory.clone(),
+    let mut properties = launchers::captured_device(
+        client,
         hardware,
-        client.properties().timing_method,
-        DeviceIdentity {
-            name: "WebGPU default limits (captured)".into(),
-            fingerprint: "webgpu_default".into(),
-            physical: None,
-        },
+        "WebGPU default limits (captured)",
+        "webgpu_default",
     );
     properties.register_address_type(AddressType::U32);
     for elem in [

@@ -10,8 +10,8 @@ use cubecl::CubeKernel;
 use cubecl::ir::features::{AtomicUsage, Plane, TypeUsage};
 use cubecl::ir::settings::Dim3;
 use cubecl::ir::{
-    AddressType, DeviceIdentity, DeviceProperties, ElemType, FloatKind, HardwareProperties,
-    IntKind, Type, UIntKind, VectorSize,
+    AddressType, DeviceProperties, ElemType, FloatKind, HardwareProperties, IntKind, Type,
+    UIntKind, VectorSize,
 };
 use cubecl::prelude::*;
 use cubecl_cpp::shared::{CompilationOptions, CppCompiler, CppSupportedFeatures};
@@ -49,16 +49,11 @@ pub fn sm90_properties(client: &Client, types: Types) -> DeviceProperties {
         max_vector_size: VectorSize::MAX,
         cube_mma_reserved_shared_memory: 0,
     };
-    let mut properties = DeviceProperties::new(
-        Default::default(),
-        client.properties().memory.clone(),
+    let mut properties = crate::launchers::captured_device(
+        client,
         hardware,
-        client.properties().timing_method,
-        DeviceIdentity {
-            name: "NVIDIA compute capability 9.0 (captured)".into(),
-            fingerprint: "ptx_sm90".into(),
-            physical: None,
-        },
+        "NVIDIA compute capability 9.0 (captured)",
+        "ptx_sm90",
     );
     match types {
         Types::Cuda => {

@@ -23,10 +23,33 @@ use burn_dml_ops_kernels::sort::{
 use burn_dml_ops_kernels::tuples::launch_index_tuples;
 use burn_dml_ops_kernels::{InputView, StorageWidth};
 use cubecl::ir::settings::Dim3;
-use cubecl::ir::{ElemType, FloatKind, HardwareProperties, IntKind, UIntKind};
+use cubecl::ir::{
+    DeviceIdentity, DeviceProperties, ElemType, FloatKind, HardwareProperties, IntKind, UIntKind,
+};
 use cubecl::prelude::*;
 
 use crate::common::{INTEGERS, WIDTHS};
+
+/// A captured device's properties: `hardware`, named `name` (`fingerprint` for CubeCL's
+/// caches), with the client's memory and timing and no types registered yet.
+pub fn captured_device(
+    client: &Client,
+    hardware: HardwareProperties,
+    name: &str,
+    fingerprint: &str,
+) -> DeviceProperties {
+    DeviceProperties::new(
+        Default::default(),
+        client.properties().memory.clone(),
+        hardware,
+        client.properties().timing_method,
+        DeviceIdentity {
+            name: name.into(),
+            fingerprint: fingerprint.into(),
+            physical: None,
+        },
+    )
+}
 
 /// Panics unless a cube of `cube_dim`, in a kernel `name` built for a device of `hardware`,
 /// fits that device: at most its units per cube and its size along each dimension.
