@@ -5,91 +5,16 @@ use cubecl::prelude::*;
 use cubecl::server::Handle;
 
 use super::keys::{KeyFormat, KeyKind};
+use super::plan::{SortInput, SortOrder, SortOutput, SortPlan, SortShape};
 use super::selector::RadixSelect;
-use super::sorter::{CUBE_SORT_MAX, RadixSort, cube_sort_run, write_outputs};
+use super::sorter::{RadixSort, cube_sort_run, write_outputs};
 use crate::KernelError;
-use crate::launch::{fits_integer, has_planes, require_len, require_word_aligned};
+use crate::launch::{fits_integer, require_len, require_word_aligned};
 
-/// DirectML's `DML_AXIS_DIRECTION`: which end of the order comes first.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum SortOrder {
-    /// Smallest first (`INCREASING`).
-    #[default]
-    Ascending,
-    /// Largest first (`DECREASING`).
-    Descending,
-}
-
-/// How the sort runs: whether its cube scans use plane (subgroup) operations or shared memory,
-/// up to which axis length one cube sorts a whole sequence in shared memory in one launch
-/// instead of the radix passes over device memory, and up to which `k` a top-k of a longer axis
-/// selects its `k` first (radix select) and sorts only those. Every plan orders ties the same
-/// way.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SortPlan {
-    /// Whether the cube scans use plane operations (the runtime must have them).
-    pub planes: bool,
-    /// The longest axis sorted by one cube, at most [`CUBE_SORT_MAX`]; 0 never does. Shorter
-    /// still where the runtime's shared memory cannot hold it (64-bit keys need more).
-    pub cube_len: usize,
-    /// The largest `k` that a top-k of an axis longer than `cube_len` finds by radix select
-    /// before sorting; 0 never does.
-    pub select_k: usize,
-}
-
-impl SortPlan {
-    /// Plane scans where `client` reports plane operations (GPUs), shared memory elsewhere
-    /// (lavapipe: cubecl-wgpu turns planes off on CPU adapters; OpenGL); one cube sorts every
-    /// axis its shared memory holds, and a top-k of a longer axis selects first up to the `k`
-    /// one cube sorts.
-    pub fn for_client(client: &Client) -> Self {
-        Self {
-            planes: has_planes(client),
-            cube_len: CUBE_SORT_MAX,
-            select_k: CUBE_SORT_MAX,
-        }
-    }
-
-    /// Whether a top-`k` of `axis_len` keys of `key_words` words takes the radix select.
-    fn selects(&self, client: &Client, axis_len: usize, k: usize, key_words: usize) -> bool {
-        k <= self.select_k && cube_sort_run(client, *self, axis_len, key_words).is_none()
-    }
-}
-
-/// The shape of a sort along one axis of a contiguous `[outer, axis_len, inner]` input, keeping
-/// the first `k` of each of the `outer * inner` sequences: the output is `[outer, k, inner]`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SortShape {
-    /// The product of the dimensions before the axis.
-    pub outer: usize,
-    /// The axis's length.
-    pub axis_len: usize,
-    /// The product of the dimensions after the axis.
-    pub inner: usize,
-    /// How many of each sequence to keep, at most `axis_len`.
-    pub k: usize,
-}
-
-/// The input of [`launch_top_k`]: `outer * axis_len * inner` contiguous elements.
-#[derive(Clone, Debug)]
-pub struct SortInput {
-    /// The values, read as 32-bit words, so the handle must start on a 4-byte boundary.
-    pub values: Handle,
-    /// The values' type: any float of 16, 32 or 64 bits, any integer of 8 to 64 bits.
-    pub elem: ElemType,
-}
-
-/// Where [`launch_top_k`] writes: `outer * k * inner` elements each, written as 32-bit words
-/// (both handles must start on a 4-byte boundary; the bytes of the last word past the last
-/// element are overwritten).
-#[derive(Clone, Debug)]
-pub struct SortOutput {
-    /// The values, in the input's type.
-    pub values: Handle,
-    /// The positions along the axis.
-    pub indices: Handle,
-    /// The positions' integer type, of 8 to 64 bits; it must hold `axis_len - 1`.
-    pub indices_elem: ElemType,
+/// Whether a top-`k` of `axis_len` keys of `key_words` words takes the radix select under
+/// `plan`: a `k` it selects, of an axis one cube does not sort whole.
+fn selects(plan: SortPlan, client: &Client, axis_len: usize, k: usize, key_words: usize) -> bool {
+    k <= plan.select_k && cube_sort_run(client, plan, axis_len, key_words).is_none()
 }
 
 /// The key format of `elem`, or an error for a type the sort does not order.
@@ -193,7 +118,7 @@ pub fn launch_top_k(
 
     let shape3 = (len, axis_len, inner);
     let flip = flip_of(format, order);
-    let (sort, sorted) = if plan.selects(client, axis_len, k, format.words()) {
+    let (sort, sorted) = if selects(plan, client, axis_len, k, format.words()) {
         let sort =
             RadixSelect::new(client, &input.values, shape3, format, (flip, plan)).candidates(k);
         let sorted = sort.order();

@@ -32,6 +32,7 @@ mod counters;
 mod keys;
 mod launch;
 mod output;
+mod plan;
 mod radix;
 mod select;
 mod selector;
@@ -40,12 +41,12 @@ mod sorter;
 
 pub(crate) use keys::load_field;
 pub use keys::{KeyFormat, KeyKind, sort_keys};
+pub use launch::launch_top_k;
 pub(crate) use launch::sorted_positions;
-pub use launch::{SortInput, SortOrder, SortOutput, SortPlan, SortShape, launch_top_k};
 pub use output::{sort_gather_values, sort_write_indices};
+pub use plan::{CUBE_SORT_MAX, SortInput, SortOrder, SortOutput, SortPlan, SortShape};
 pub use radix::{sort_count_digits, sort_scan_blocks, sort_scatter_digits};
 pub use select::{
     select_count_ties, select_gather, select_histogram, select_pick_digit, select_start,
 };
 pub use short::sort_segments_in_cube;
-pub use sorter::CUBE_SORT_MAX;

@@ -5,7 +5,7 @@ use cubecl::prelude::*;
 use cubecl::server::Handle;
 
 use super::keys::KeyFormat;
-use super::launch::SortPlan;
+use super::plan::SortPlan;
 use super::select::{
     SELECT_BINS, STATE_WORDS, select_count_ties, select_gather, select_histogram,
     select_pick_digit, select_start,

@@ -7,8 +7,8 @@ use cubecl::server::Handle;
 
 use super::counters::COUNTER_WORDS;
 use super::keys::{KeyFormat, sort_keys};
-use super::launch::{SortOutput, SortPlan};
 use super::output::{sort_gather_values, sort_write_indices};
+use super::plan::{CUBE_SORT_MAX, CUBE_UNITS, SortOutput, SortPlan};
 use super::radix::{DIGIT_BITS, DIGITS, sort_count_digits, sort_scan_blocks, sort_scatter_digits};
 use super::short::sort_segments_in_cube;
 use crate::capture::launch_unchecked;
@@ -23,12 +23,6 @@ const RUN: usize = 8;
 
 /// Count-table entries each unit of the table's block scan adds up.
 const SCAN_PER_UNIT: usize = 16;
-
-/// The longest axis one cube sorts: 128 units of 32 elements.
-pub const CUBE_SORT_MAX: usize = CUBE_UNITS * 32;
-
-/// Units of the one-cube sort.
-const CUBE_UNITS: usize = 128;
 
 /// Shared memory of the one-cube sort of `capacity` elements with `key_words`-word keys: the keys
 /// and positions, the counters' scan (a word per unit and counter word), and under 256 words
