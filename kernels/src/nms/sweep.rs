@@ -106,8 +106,10 @@ pub fn nms_sweep(
         let kept = keep[words] as usize;
         let active = keep[words + 1] == 0u32 && base < n;
         let position = base + unit;
-        // Units past the end load the last box and take no part.
-        let at = row + select(position < n, position, n - 1);
+        // Units past the end, and every unit of a stopped segment, load the segment's last box
+        // (one address for all of them, so a stopped segment's blocks cost a cache line, not a
+        // block of boxes) and take no part.
+        let at = row + select(active && position < n, position, n - 1);
         let listed = order[at];
         // Always below `n`; the clamp keeps the load inside the boxes whatever it holds.
         let index = select((listed as usize) < n, listed, (n - 1) as u32);
