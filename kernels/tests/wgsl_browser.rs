@@ -315,3 +315,17 @@ fn cubes_are_sized_for_the_captured_device() {
         }
     }
 }
+
+/// The device `BURN_DML_OPS_WEBGPU_LIMITS=1` gives the kernel tests (CI runs them on it) has
+/// WebGPU's limits where the launchers read them: 7 storage buffers of a kernel's own (CubeCL
+/// binds the eighth) and 16 KiB of workgroup storage.
+#[test]
+fn the_limited_device_reports_webgpu_limits() {
+    if common::client().is_none() {
+        return;
+    }
+    let client = common::webgpu_limited_client();
+    let hardware = &client.properties().hardware;
+    assert_eq!(hardware.max_bindings, 7);
+    assert_eq!(hardware.max_shared_memory_size, 16_384);
+}

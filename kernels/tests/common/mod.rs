@@ -53,8 +53,14 @@ pub fn xorshift(seed: u64) -> impl FnMut() -> u64 {
 
 /// The wgpu client (lavapipe on a machine without a GPU), or `None` where wgpu finds no adapter:
 /// the caller then returns, and the binary's exit line counts the test as not run (a failure
-/// under `BURN_DML_OPS_REQUIRE_GPU=1`).
+/// under `BURN_DML_OPS_REQUIRE_GPU=1`). With `BURN_DML_OPS_WEBGPU_LIMITS=1`, a device of the
+/// same adapter created with WebGPU's default limits on storage buffers (8 per stage) and
+/// workgroup storage (16 KiB), which the launchers read from the device (cubecl-wgpu takes
+/// the invocations per workgroup from the adapter, so those stay the adapter's).
 pub fn client() -> Option<Client> {
+    if std::env::var_os("BURN_DML_OPS_WEBGPU_LIMITS").is_some() {
+        return Some(webgpu_limited_client());
+    }
     match cubecl::Device::wgpu(Default::default()) {
         Ok(device) => Some(device.client()),
         Err(err) => {
@@ -62,6 +68,63 @@ pub fn client() -> Option<Client> {
             None
         }
     }
+}
+
+/// The client of [`client`] under `BURN_DML_OPS_WEBGPU_LIMITS`: the default wgpu adapter with
+/// WebGPU's default limits on storage buffers and workgroup storage. Panics without an adapter.
+pub fn webgpu_limited_client() -> Client {
+    cubecl::Device::from(webgpu_limited_device().clone()).client()
+}
+
+/// Polls a future of wgpu's native backends, which are ready when first polled, to its end.
+fn ready<T>(future: impl std::future::Future<Output = T>) -> T {
+    let mut future = std::pin::pin!(future);
+    let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+    loop {
+        if let std::task::Poll::Ready(value) = future.as_mut().poll(&mut context) {
+            return value;
+        }
+    }
+}
+
+/// The device of [`webgpu_limited_client`], created once per test binary (an existing setup,
+/// beside the default device that the other tests' clients use).
+fn webgpu_limited_device() -> &'static cubecl::wgpu::WgpuDevice {
+    use cubecl::wgpu::{WgpuSetup, init_device, wgpu};
+    static DEVICE: std::sync::OnceLock<cubecl::wgpu::WgpuDevice> = std::sync::OnceLock::new();
+    DEVICE.get_or_init(|| {
+        let instance =
+            wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+        let adapter = ready(instance.request_adapter(&Default::default()))
+            .expect("a wgpu adapter for the device with WebGPU's limits");
+        let defaults = wgpu::Limits::default();
+        let limits = wgpu::Limits {
+            max_storage_buffers_per_shader_stage: defaults.max_storage_buffers_per_shader_stage,
+            max_compute_workgroup_storage_size: defaults.max_compute_workgroup_storage_size,
+            ..adapter.limits()
+        };
+        let (device, queue) = ready(
+            adapter.request_device(&wgpu::DeviceDescriptor {
+                required_features: adapter
+                    .features()
+                    .difference(wgpu::Features::MAPPABLE_PRIMARY_BUFFERS),
+                required_limits: limits,
+                ..Default::default()
+            }),
+        )
+        .expect("a device with WebGPU's default limits");
+        let backend = adapter.get_info().backend;
+        init_device(
+            WgpuSetup {
+                instance,
+                adapter,
+                device,
+                queue,
+                backend,
+            },
+            Default::default(),
+        )
+    })
 }
 
 /// Whether `client` binds buffers of `elem`.
