@@ -97,11 +97,16 @@ fn webgpu_limited_device() -> &'static cubecl::wgpu::WgpuDevice {
             wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
         let adapter = ready(instance.request_adapter(&Default::default()))
             .expect("a wgpu adapter for the device with WebGPU's limits");
-        let defaults = wgpu::Limits::default();
+        // WebGPU's defaults, or the adapter's own where it has less (some GL drivers).
+        let (defaults, own) = (wgpu::Limits::default(), adapter.limits());
         let limits = wgpu::Limits {
-            max_storage_buffers_per_shader_stage: defaults.max_storage_buffers_per_shader_stage,
-            max_compute_workgroup_storage_size: defaults.max_compute_workgroup_storage_size,
-            ..adapter.limits()
+            max_storage_buffers_per_shader_stage: defaults
+                .max_storage_buffers_per_shader_stage
+                .min(own.max_storage_buffers_per_shader_stage),
+            max_compute_workgroup_storage_size: defaults
+                .max_compute_workgroup_storage_size
+                .min(own.max_compute_workgroup_storage_size),
+            ..own
         };
         let (device, queue) = ready(
             adapter.request_device(&wgpu::DeviceDescriptor {
