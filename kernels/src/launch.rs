@@ -11,7 +11,7 @@ use cubecl::prelude::*;
 ///
 /// ```
 /// use burn_dml_ops_kernels::StorageWidth;
-/// use cubecl::ir::{ElemType, HardwareProperties, UIntKind};
+/// use cubecl::ir::{ElemType, UIntKind};
 ///
 /// // An f16 buffer is read as u16: the bits, not the value.
 /// let width = StorageWidth::from_bytes(size_of::<half::f16>()).unwrap();

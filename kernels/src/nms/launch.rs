@@ -199,11 +199,7 @@ pub fn launch_non_max_suppression(
             unsafe {
                 launch_unchecked!(nms_sweep(
                     client,
-                    crate::launch::cube_count_for(
-                        client,
-                        segments * units,
-                        CubeDim::new_1d(units as u32)
-                    ),
+                    crate::launch::cube_count(client, segments),
                     CubeDim::new_1d(units as u32),
                     AddressType::from_len(scores * KEPT_FLOATS + units),
                     BufferArg::from_raw_parts(input.boxes.clone(), batches * n * 4),

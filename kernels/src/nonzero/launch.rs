@@ -340,11 +340,7 @@ impl CompactionStages {
 
     /// One cube per tile.
     fn tile_cubes(&self) -> CubeCount {
-        crate::launch::cube_count_for(
-            &self.client,
-            self.geometry.tiles * self.plan.cube_size,
-            self.cube_dim(),
-        )
+        crate::launch::cube_count(&self.client, self.geometry.tiles)
     }
 
     /// Input vectors: `len / lanes` typed, whole vectors of words otherwise.

@@ -83,7 +83,7 @@ pub use packed::{
     scatter_nd_segment_lists_packed,
 };
 pub use product::{
-    PRODUCT_CHUNK, PRODUCT_FAN, REGION_WORDS, scatter_nd_product_chunks, scatter_nd_product_leaves,
+    PRODUCT_CHUNK, PRODUCT_FAN, scatter_nd_product_chunks, scatter_nd_product_leaves,
     scatter_nd_product_level, scatter_nd_segment_starts,
 };
 pub use split::{scatter_nd_reduce_lists_split, scatter_nd_segment_lists_split};

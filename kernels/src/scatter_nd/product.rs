@@ -34,32 +34,6 @@ use super::product_node::{
     Nodes, leaf, load_node, multiply_into, node_of, ones, round_node, set_node, store_node,
 };
 
-/// Words each region of the tree's shared buffers is padded to (256 bytes), so that a region
-/// can be bound on its own at an offset every wgpu adapter accepts.
-pub const REGION_WORDS: usize = 64;
-
-/// Where the regions of the tree's scratch start, for `rows` sorted rows and `units` units
-/// (rows times groups of columns): each row's target's first sorted position (at 0), the
-/// uncertain columns' masks (a word per unit), then the nodes. One buffer, and one for the
-/// lists (see `list_parts`), so that each launch binds at most 8 storage buffers with
-/// CubeCL's own (WebGPU's default limit).
-#[cube]
-fn tree_parts(rows: usize, units: usize) -> (usize, usize) {
-    let masks_at = rows.div_ceil(REGION_WORDS) * REGION_WORDS;
-    (
-        masks_at,
-        masks_at + units.div_ceil(REGION_WORDS) * REGION_WORDS,
-    )
-}
-
-/// Where the tree's counted lists (see `list_at`) start in their buffer, each with room for
-/// `units`: the chunks (at 0), the nodes and the uncertain units.
-#[cube]
-fn list_parts(units: usize) -> (usize, usize) {
-    let stride = (units + 1usize).div_ceil(REGION_WORDS) * REGION_WORDS;
-    (stride, 2usize * stride)
-}
-
 /// Rows one unit folds into a leaf node of the tree.
 pub const PRODUCT_CHUNK: usize = 32;
 
@@ -229,8 +203,13 @@ pub fn scatter_nd_product_leaves<N: Size>(
 /// folds the chunk's updates (after the target's value, for the first chunk), in order. A target
 /// with one chunk is rounded here (the uncertain columns go to the masks and the uncertain
 /// list, see `leave_uncertain`); the other targets' chunks go to the nodes and are listed for
-/// [`scatter_nd_product_level()`]. `tree` holds the starts, masks and nodes (`tree_parts`),
-/// `lists` the chunks', nodes' and uncertain units' lists (`list_parts`).
+/// [`scatter_nd_product_level()`].
+///
+/// Two buffers hold the tree's scratch, so that each launch binds at most 8 storage buffers
+/// with CubeCL's own (WebGPU's default limit): `tree` each row's target's first sorted position
+/// (from 0), the uncertain columns' masks (a word per unit, from `masks_at`) and the nodes (from
+/// `nodes_at`); `lists` the counted lists (see `list_at`) of the chunks (at 0), the nodes (at
+/// `list_stride`) and the uncertain units (at `2 * list_stride`), each with room for `units`.
 #[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn scatter_nd_product_chunks<N: Size>(
     output: &mut [Atomic<u32>],
@@ -243,10 +222,12 @@ pub fn scatter_nd_product_chunks<N: Size>(
     groups: usize,
     units: usize,
     rows: usize,
+    masks_at: usize,
+    nodes_at: usize,
+    list_stride: usize,
     #[comptime] format: SumFormat,
 ) {
-    let (masks_at, nodes_at) = tree_parts(rows, units);
-    let (node_list_at, uncertain_at) = list_parts(units);
+    let (node_list_at, uncertain_at) = (list_stride, 2usize * list_stride);
     let stop = listed_count(&*lists, 0usize, units);
     let packed = comptime!(Some(format));
     let mut at = ABSOLUTE_POS;
@@ -302,7 +283,7 @@ pub fn scatter_nd_product_chunks<N: Size>(
 /// target with several, and a group of columns): the node of each `width * PRODUCT_FAN` chunks
 /// folds the next `PRODUCT_FAN - 1` nodes of `width` chunks, left to right. A target's root is
 /// rounded at the level that makes it (a tree of at most `bound` multiplications), as
-/// [`scatter_nd_product_chunks()`] rounds a single chunk.
+/// [`scatter_nd_product_chunks()`] rounds a single chunk; `tree` and `lists` as there.
 #[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn scatter_nd_product_level(
     output: &mut [Atomic<u32>],
@@ -316,10 +297,12 @@ pub fn scatter_nd_product_level(
     rows: usize,
     width: usize,
     bound: u32,
+    masks_at: usize,
+    nodes_at: usize,
+    list_stride: usize,
     #[comptime] format: SumFormat,
 ) {
-    let (masks_at, nodes_at) = tree_parts(rows, units);
-    let (node_list_at, uncertain_at) = list_parts(units);
+    let (node_list_at, uncertain_at) = (list_stride, 2usize * list_stride);
     let stop = listed_count(&*lists, node_list_at, units);
     let mut at = ABSOLUTE_POS;
     while at < stop {

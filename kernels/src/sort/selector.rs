@@ -206,11 +206,7 @@ impl<'a> RadixSelect<'a> {
                 ));
                 launch_unchecked!(select_pick_digit(
                     self.client,
-                    crate::launch::cube_count_for(
-                        self.client,
-                        bins,
-                        CubeDim::new_1d(SELECT_BINS as u32)
-                    ),
+                    crate::launch::cube_count(self.client, self.segments),
                     CubeDim::new_1d(SELECT_BINS as u32),
                     self.address(),
                     BufferArg::from_raw_parts(self.histogram.clone(), bins),

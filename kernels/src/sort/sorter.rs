@@ -55,7 +55,7 @@ fn words_of(len: usize, bits: u32) -> usize {
 
 /// One cube of `TILE` units per tile, `tiles` in all.
 pub(super) fn tile_cubes(client: &Client, tiles: usize) -> CubeCount {
-    crate::launch::cube_count_for(client, tiles * TILE, CubeDim::new_1d(TILE as u32))
+    crate::launch::cube_count(client, tiles)
 }
 
 /// A scratch buffer of `n` words (at least one).
@@ -139,11 +139,7 @@ impl TableScan {
         unsafe {
             launch_unchecked!(sort_scan_blocks(
                 client,
-                crate::launch::cube_count_for(
-                    client,
-                    self.blocks * TILE,
-                    CubeDim::new_1d(TILE as u32)
-                ),
+                crate::launch::cube_count(client, self.blocks),
                 CubeDim::new_1d(TILE as u32),
                 address,
                 BufferArg::from_raw_parts(table.clone(), self.table_len),
@@ -297,11 +293,7 @@ impl<'a> RadixSort<'a> {
         unsafe {
             launch_unchecked!(sort_segments_in_cube(
                 self.client,
-                crate::launch::cube_count_for(
-                    self.client,
-                    segments * CUBE_UNITS,
-                    CubeDim::new_1d(CUBE_UNITS as u32)
-                ),
+                crate::launch::cube_count(self.client, segments),
                 CubeDim::new_1d(CUBE_UNITS as u32),
                 self.address,
                 BufferArg::from_raw_parts(self.keys[0].clone(), key_words),

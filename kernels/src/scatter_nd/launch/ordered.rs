@@ -7,13 +7,13 @@ use cubecl::ir::{ElemType, FloatKind, UIntKind};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 
-use super::plan::{Listed, ListsLaunch, Walks, float_format, group_vector};
+use super::plan::{Listed, ListsLaunch, REGION_WORDS, Walks, float_format, group_vector};
 use super::strategy::DataBinding;
 use crate::launch::elementwise_geometry;
 use crate::scatter_nd::{
-    GROUP_COLUMNS, PRODUCT_CHUNK, PRODUCT_FAN, REGION_WORDS, ReduceOp, SumFormat,
-    scatter_nd_ordered_f64, scatter_nd_ordered_product, scatter_nd_product_chunks,
-    scatter_nd_product_leaves, scatter_nd_product_level, scatter_nd_segment_starts,
+    GROUP_COLUMNS, PRODUCT_CHUNK, PRODUCT_FAN, ReduceOp, SumFormat, scatter_nd_ordered_f64,
+    scatter_nd_ordered_product, scatter_nd_product_chunks, scatter_nd_product_leaves,
+    scatter_nd_product_level, scatter_nd_segment_starts,
 };
 use crate::sort::{SortOrder, SortPlan, sorted_positions};
 
@@ -222,7 +222,7 @@ unsafe fn launch_tree(
     };
     // One buffer of scratch: the starts, the masks and the nodes; one of the three lists (the
     // chunks, the nodes and the uncertain units), each region padded to `REGION_WORDS` so
-    // that it binds on its own (see `product.rs`).
+    // that it binds on its own (see `scatter_nd_product_chunks`).
     let padded = |n: usize| n.div_ceil(REGION_WORDS) * REGION_WORDS;
     let (masks_at, nodes_at) = (padded(rows), padded(rows) + padded(group_units));
     let tree_len = nodes_at + nodes_len;
@@ -303,6 +303,9 @@ unsafe fn launch_tree(
             groups,
             group_units,
             rows,
+            masks_at,
+            nodes_at,
+            list_stride,
             format,
         ));
         listed_nodes.size(client, address);
@@ -328,6 +331,9 @@ unsafe fn launch_tree(
                 rows,
                 width,
                 u32::try_from(bound).unwrap_or(u32::MAX),
+                masks_at,
+                nodes_at,
+                list_stride,
                 format,
             ));
             width *= PRODUCT_FAN;

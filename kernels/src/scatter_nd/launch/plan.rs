@@ -112,6 +112,10 @@ unsafe fn clear_words(client: &Client, handle: &Handle, len: usize, address: Add
     }
 }
 
+/// Words a region of a shared scratch buffer is padded to (256 bytes), so that the region can
+/// be bound on its own at an offset every wgpu adapter accepts.
+pub(super) const REGION_WORDS: usize = 64;
+
 /// Units listed on the device, their count and the list (a slot per possible unit) in one
 /// buffer (a counted list: the count in word 0), for a launch over them that never waits for
 /// the count on the host: sized on the device (by
@@ -140,20 +144,13 @@ impl Listed {
         on_device: bool,
         address: AddressType,
     ) -> Self {
-        Self {
-            // SAFETY: one unit, as the caller's `address` allows.
-            list: unsafe { zeroed_prefix(client, capacity + 1, 1, address) },
-            capacity,
-            // A buffer of its own: wgpu refuses a dispatch that reads its count from a buffer
-            // the kernel also binds, and small allocations share pooled buffers.
-            dispatch: on_device.then(|| {
-                client.memory_dedicated_allocation((), |()| client.empty(3 * size_of::<u32>()))
-            }),
-        }
+        let list = client.empty((capacity + 1) * size_of::<u32>());
+        // SAFETY: `list` holds `capacity + 1` u32; as the caller's.
+        unsafe { Self::within(client, &list, 0, capacity, on_device, address) }
     }
 
     /// Room for `capacity` units in `shared` from word `at` on (a multiple of
-    /// [`REGION_WORDS`](crate::scatter_nd::REGION_WORDS), so that the list binds on its own),
+    /// [`REGION_WORDS`], so that the list binds on its own),
     /// where several lists share one buffer; launched over as [`Listed::new`] says.
     ///
     /// # Safety
@@ -173,6 +170,8 @@ impl Listed {
         Self {
             list,
             capacity,
+            // A buffer of its own: wgpu refuses a dispatch that reads its count from a buffer
+            // the kernel also binds, and small allocations share pooled buffers.
             dispatch: on_device.then(|| {
                 client.memory_dedicated_allocation((), |()| client.empty(3 * size_of::<u32>()))
             }),
