@@ -3,7 +3,8 @@
 //!
 //! Rows: detector-like boxes `[B, N, 4]` (each a jittered copy of one of 40 objects' boxes) and
 //! scores `[B, C, N]` (cubes of uniform numbers, so most are low), IoU threshold 0.45, with no
-//! score threshold and with YOLO's 0.25. `non_max_suppression` runs every (batch, class) on the
+//! score threshold and with YOLO's 0.25, each labelled with the launches the kernel crate's NMS
+//! takes on this device (counted by its capture). `non_max_suppression` runs every (batch, class) on the
 //! device with one fixed-size result, against
 //! - `burn-vision nms`: burn-vision's `nms`, one call per (batch, class) as burn-onnx imports
 //!   ONNX NonMaxSuppression, each a host round trip that reads the boxes and scores back;
@@ -20,8 +21,14 @@ mod common;
 
 use burn::tensor::{Device, Int, Tensor, TensorData};
 use burn_dml_ops::prelude::*;
+use burn_dml_ops_kernels::capture::Capture;
+use burn_dml_ops_kernels::nms::{
+    NmsBoxFormat, NmsInput, NmsLimits, NmsOutput, NmsShape, launch_non_max_suppression,
+};
+use burn_dml_ops_kernels::sort::SortPlan;
 use burn_vision::{Nms, NmsOptions as VisionOptions};
 use criterion::Criterion;
+use cubecl::ir::{ElemType, IntKind};
 
 const GROUP: &str = "nms";
 const NAMES: [&str; 3] = ["non_max_suppression", "burn-vision nms", "copy"];
@@ -90,6 +97,44 @@ fn options(score_threshold: Option<f32>) -> NmsOptions {
         box_format: BoxFormat::Corners,
         indices_dtype: None,
     }
+}
+
+/// Launches per call of the kernel crate's NMS of `boxes` and `scores` (no score threshold,
+/// every box allowed to be kept), counted by a capture of the device's own properties: nothing
+/// runs.
+fn launches(boxes: &Tensor<3>, scores: &Tensor<3>, device: &Device) -> usize {
+    let [batches, classes, n] = scores.dims();
+    let boxes = common::cube_float(boxes, device);
+    let scores = common::cube_float(scores, device);
+    let client = &scores.client;
+    let elem = ElemType::Int(IntKind::I32);
+    let capture = Capture::open(client.properties().clone(), Default::default());
+    launch_non_max_suppression(
+        client,
+        &NmsInput {
+            boxes: boxes.handle.clone(),
+            scores: scores.handle.clone(),
+        },
+        &NmsOutput {
+            count: client.empty(4),
+            selected: client.empty(batches * classes * n * 3 * 4),
+            elem,
+        },
+        NmsShape {
+            batches,
+            classes,
+            boxes: n,
+        },
+        &NmsLimits {
+            iou_threshold: IOU,
+            score_threshold: None,
+            max_per_class: n,
+            format: NmsBoxFormat::Corners,
+        },
+        SortPlan::for_client(client),
+    )
+    .expect("a valid NMS");
+    capture.take().len()
 }
 
 /// burn-vision's `nms` of every (batch, class), one after another, as burn-onnx runs them: the
@@ -162,9 +207,10 @@ fn main() {
         let [batches, classes, n] = shape;
         let boxes = boxes(batches, n, &device);
         let inputs = scores(shape, &device);
+        let launches = launches(&boxes, &inputs[0], &device);
         for threshold in [None, Some(0.25)] {
             let parameter = format!(
-                "[{batches}, {n}, 4] x {classes} score {}",
+                "[{batches}, {n}, 4] x {classes} score {} ({launches} launches)",
                 threshold.map_or("none".into(), |t| t.to_string())
             );
             check(&boxes, &inputs[0], threshold);

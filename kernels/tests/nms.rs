@@ -10,7 +10,7 @@ use burn_dml_ops_kernels::nms::{
     NmsBoxFormat, NmsInput, NmsLimits, NmsOutput, NmsShape, QuotientThreshold,
     launch_non_max_suppression, quotient_exceeds,
 };
-use burn_dml_ops_kernels::sort::{CUBE_SORT_MAX, SortPlan};
+use burn_dml_ops_kernels::sort::{CUBE_PACK, CUBE_SORT_MAX, SortPlan};
 use common::nonzero::planes_run;
 use common::{GUARD, GUARD_BYTE, client};
 use cubecl::ir::{ElemType, FloatKind, IntKind, UIntKind};
@@ -116,12 +116,16 @@ fn every_other_box_survives_across_blocks() {
             planes: false,
             cube_len,
             select_k: 0,
+            cube_pack: CUBE_PACK,
+            row_select_len: 0,
         });
         if planes_run(&client) {
             plans.push(SortPlan {
                 planes: true,
                 cube_len,
                 select_k: 0,
+                cube_pack: CUBE_PACK,
+                row_select_len: 0,
             });
         }
     }

@@ -6,7 +6,7 @@ mod common;
 
 use burn_dml_ops_kernels::KernelError;
 use burn_dml_ops_kernels::sort::{
-    CUBE_SORT_MAX, SortInput, SortOrder, SortOutput, SortPlan, SortShape, launch_top_k,
+    CUBE_PACK, CUBE_SORT_MAX, SortInput, SortOrder, SortOutput, SortPlan, SortShape, launch_top_k,
 };
 use common::nonzero::planes_run;
 use common::{GUARD, GUARD_BYTE, client, xorshift};
@@ -14,8 +14,8 @@ use cubecl::ir::{ElemType, FloatKind, IntKind, UIntKind};
 use cubecl::prelude::*;
 
 /// The plans under test: shared memory, and planes where they run, each with the one-cube sort
-/// of short axes and with the radix passes only, and each with the radix select of every `k`
-/// it may take and with none.
+/// of short axes (several short sequences to a cube) and with the radix passes only, and each with the radix select of every `k`
+/// it may take (one cube per row, and over tiles) and with none.
 fn plans(client: &Client) -> Vec<SortPlan> {
     let mut scans = vec![false];
     if planes_run(client) {
@@ -24,11 +24,13 @@ fn plans(client: &Client) -> Vec<SortPlan> {
     let mut plans = Vec::new();
     for planes in scans {
         for cube_len in [0, CUBE_SORT_MAX] {
-            for select_k in [0, usize::MAX] {
+            for (select_k, row_select_len) in [(0, 0), (usize::MAX, 0), (usize::MAX, usize::MAX)] {
                 plans.push(SortPlan {
                     planes,
                     cube_len,
                     select_k,
+                    cube_pack: cube_len.min(CUBE_PACK),
+                    row_select_len,
                 });
             }
         }
@@ -62,7 +64,8 @@ fn order_key(bits: u64, elem: ElemType) -> (u8, f64, i128) {
 }
 
 /// Runs a top-`k` of `[outer, axis_len, inner]` elements of `elem` (raw bits) and checks values,
-/// indices (u16, packed in words on WGSL) and the guard bytes after both outputs.
+/// indices (u16, packed in words on WGSL, or u32 for an axis u16 cannot index) and the guard
+/// bytes after both outputs.
 fn check(client: &Client, elem: ElemType, shape: SortShape, order: SortOrder, plan: SortPlan) {
     let SortShape {
         outer,
@@ -87,9 +90,13 @@ fn check(client: &Client, elem: ElemType, shape: SortShape, order: SortOrder, pl
         let words = size.div_ceil(4) * 4;
         client.create_from_slice(&vec![GUARD_BYTE; words + GUARD])
     };
+    let (index_elem, index_bytes) = if axis_len <= 1 << 16 {
+        (ElemType::UInt(UIntKind::U16), 2)
+    } else {
+        (ElemType::UInt(UIntKind::U32), 4)
+    };
     let values = guarded(out_len * bytes);
-    let indices = guarded(out_len * 2);
-    let index_elem = ElemType::UInt(UIntKind::U16);
+    let indices = guarded(out_len * index_bytes);
     launch_top_k(
         client,
         &SortInput {
@@ -109,7 +116,10 @@ fn check(client: &Client, elem: ElemType, shape: SortShape, order: SortOrder, pl
     let got_values = client.read_one(values).unwrap().to_vec();
     let got_indices = client.read_one(indices).unwrap().to_vec();
     let case = format!("{elem} {shape:?} {order:?} {plan:?}");
-    for (buffer, size) in [(&got_values, out_len * bytes), (&got_indices, out_len * 2)] {
+    for (buffer, size) in [
+        (&got_values, out_len * bytes),
+        (&got_indices, out_len * index_bytes),
+    ] {
         assert!(
             buffer[size.div_ceil(4) * 4..]
                 .iter()
@@ -133,9 +143,11 @@ fn check(client: &Client, elem: ElemType, shape: SortShape, order: SortOrder, pl
             });
             for (r, &p) in expected[..k].iter().enumerate() {
                 let target = (o * k + r) * inner + i;
-                let index =
-                    u16::from_le_bytes([got_indices[2 * target], got_indices[2 * target + 1]]);
-                assert_eq!(index as usize, p, "index {target}: {case}");
+                let index = got_indices[index_bytes * target..index_bytes * (target + 1)]
+                    .iter()
+                    .rev()
+                    .fold(0usize, |acc, &b| acc << 8 | b as usize);
+                assert_eq!(index, p, "index {target}: {case}");
                 let value = &got_values[target * bytes..(target + 1) * bytes];
                 assert_eq!(
                     value,
@@ -243,7 +255,32 @@ fn radix_select_around_its_tiles_and_the_kth_key() {
 }
 
 #[test]
-fn many_sequences_span_several_blocks_of_the_count_table() {
+fn an_axis_whose_count_rows_take_several_scan_passes() {
+    let Some(client) = client() else { return };
+    // Tiles of 2,048 keys and scan passes of 2,048 table entries: an axis of more than 2,048
+    // tiles scans each (digit) row of its table in several passes, carrying the sum across.
+    // Bytes take one radix pass, which keeps the axis affordable.
+    let plan = SortPlan {
+        planes: false,
+        ..SortPlan::for_client(&client)
+    };
+    let shape = SortShape {
+        outer: 1,
+        axis_len: 2048 * 2048 + 2049,
+        inner: 1,
+        k: 2048 * 2048 + 2049,
+    };
+    check(
+        &client,
+        ElemType::UInt(UIntKind::U8),
+        shape,
+        SortOrder::Descending,
+        plan,
+    );
+}
+
+#[test]
+fn many_short_sequences_share_the_scan_cubes() {
     let Some(client) = client() else { return };
     for plan in plans(&client) {
         let shape = SortShape {

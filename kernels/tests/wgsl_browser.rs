@@ -20,13 +20,11 @@ use std::process::Command;
 
 use burn_dml_ops_kernels::capture::Capture;
 use cubecl::Compiler;
-use cubecl::ir::features::{AtomicUsage, Plane, TypeUsage};
-use cubecl::ir::{
-    AddressType, DeviceProperties, ElemType, FloatKind, HardwareProperties, IntKind, Type, UIntKind,
-};
+use cubecl::ir::HardwareProperties;
 use cubecl::prelude::*;
 use cubecl::wgpu::WgslCompiler;
 
+use common::devices::webgpu_properties;
 use launchers::{KERNELS, OPERATORS, assert_count_fits, assert_cube_fits};
 
 /// The kernels no launcher picks for a browser's adapter, and why: each needs a type or an
@@ -35,59 +33,6 @@ const NOT_FOR_BROWSERS: [&str; 1] = [
     // Deterministic f64 `Add`/`Mul` computes in f64, which no browser has: an `Err` there.
     "scatter_nd_ordered_f64",
 ];
-
-/// An adapter as a page gets it without asking for limits: WebGPU's defaults, 32-bit types and
-/// atomics, `f16` and subgroups (of any size from 4 to 128) where the feature is on.
-fn webgpu_properties(client: &Client, f16: bool, subgroups: bool) -> DeviceProperties {
-    let hardware = HardwareProperties {
-        load_width: 128,
-        vector_register_count: None,
-        plane_size_min: 4,
-        plane_size_max: 128,
-        // 8 storage buffers per stage, one of them CubeCL's own (as cubecl-wgpu counts them).
-        max_bindings: 7,
-        max_shared_memory_size: 16_384,
-        max_cube_count: (65_535, 65_535, 65_535),
-        max_units_per_cube: 256,
-        max_cube_dim: (256, 256, 64),
-        num_streaming_multiprocessors: None,
-        num_tensor_cores: None,
-        min_tensor_cores_dim: None,
-        num_cpu_cores: None,
-        last_level_cache_size: None,
-        max_vector_size: 4,
-        cube_mma_reserved_shared_memory: 0,
-    };
-    let mut properties = launchers::captured_device(
-        client,
-        hardware,
-        "WebGPU default limits (captured)",
-        "webgpu_default",
-    );
-    properties.register_address_type(AddressType::U32);
-    for elem in [
-        ElemType::UInt(UIntKind::U32),
-        ElemType::Int(IntKind::I32),
-        ElemType::Float(FloatKind::F32),
-        ElemType::Float(FloatKind::Flex32),
-        ElemType::Bool,
-    ] {
-        properties.register_type_usage(elem, TypeUsage::all());
-    }
-    if f16 {
-        properties.register_type_usage(ElemType::Float(FloatKind::F16), TypeUsage::all());
-    }
-    for elem in [ElemType::UInt(UIntKind::U32), ElemType::Int(IntKind::I32)] {
-        properties.register_atomic_type_usage(
-            Type::atomic(elem),
-            AtomicUsage::LoadStore | AtomicUsage::Exchange | AtomicUsage::Add,
-        );
-    }
-    if subgroups {
-        properties.features.plane.insert(Plane::Ops);
-    }
-    properties
-}
 
 /// One captured kernel as WGSL (as cubecl-wgpu compiles it for wasm32): its function and the
 /// name CubeCL gave this configuration.

@@ -4,6 +4,12 @@
 
 use cubecl::prelude::*;
 
+/// Buckets of a 4-bit digit.
+pub(crate) const DIGITS: usize = 16;
+
+/// Bits of the digit the counters count.
+pub(crate) const DIGIT_BITS: u32 = 4;
+
 /// Words of packed counters: 16 digits, two 16-bit counters to a word (digit `d` in word `d / 2`,
 /// bits `16 * (d % 2)..`). A cube holds at most 65,535 elements, so no counter overflows.
 pub(crate) const COUNTER_WORDS: usize = 8;
@@ -63,6 +69,56 @@ pub(crate) fn cube_counter_prefix(
     }
     cube_counter_sums(&mut sums, cube_size, planes);
     sums
+}
+
+/// The places, stably ordered by 4-bit digit, of the cube's `cube_size * per_unit` elements held
+/// in runs: the unit at scan rank `rank` holds elements `rank * per_unit..`, the first `live` of
+/// them, with their `digits`. Every unit of the cube must call it, in uniform control flow; its
+/// barriers order every unit's reads of the elements before the caller moves them.
+#[cube]
+pub(crate) fn run_places(
+    digits: &Array<u32>,
+    live: usize,
+    rank: usize,
+    #[comptime] cube_size: usize,
+    #[comptime] per_unit: usize,
+    #[comptime] planes: bool,
+) -> Array<u32> {
+    let mut mine = zero_counters();
+    #[unroll]
+    for e in 0..per_unit {
+        if e < live {
+            count_digit(&mut mine, digits[e]);
+        }
+    }
+    let sums = cube_counter_prefix(&mine, cube_size, planes);
+    let mut totals = Shared::<[u32]>::new_slice(COUNTER_WORDS);
+    if rank == comptime!(cube_size - 1) {
+        #[unroll]
+        for q in 0..COUNTER_WORDS {
+            totals[q] = sums[q];
+        }
+    }
+    sync_cube();
+    let mut digit_first = Array::<u32>::new(DIGITS);
+    let mut running = 0u32;
+    #[unroll]
+    for d in 0..DIGITS {
+        digit_first[d] = running;
+        running += (totals[comptime!(d / 2)] >> comptime!((d % 2) as u32 * 16)) & 0xFFFFu32;
+    }
+    let mut seen = zero_counters();
+    let mut places = Array::<u32>::new(per_unit);
+    #[unroll]
+    for e in 0..per_unit {
+        if e < live {
+            let digit = digits[e];
+            let before = counter(&sums, digit) - counter(&mine, digit);
+            places[e] = digit_first[digit as usize] + before + counter(&seen, digit);
+            count_digit(&mut seen, digit);
+        }
+    }
+    places
 }
 
 /// The shared-memory scan of `inclusive_sum_shared`, for all eight words with its three

@@ -1,7 +1,9 @@
 //! The first launch of a sort: each element's order-preserving key, and its position along the
-//! axis, laid out segment by segment.
+//! axis, laid out segment by segment; for the radix passes, also the first pass's digit counts.
 
 use cubecl::prelude::*;
+
+use super::radix::RADIX_BINS;
 
 /// How an element's bits order: as an IEEE float, a two's-complement integer or an unsigned
 /// one.
@@ -102,11 +104,30 @@ fn key_of_wide(low: u32, high: u32, #[comptime] format: KeyFormat) -> (u32, u32)
     (key_low, key_high)
 }
 
+/// The key of element `source` of the input (read as 32-bit words), XORed with `flip`: the low
+/// word, and the high word of a 64-bit key (0 otherwise).
+#[cube]
+fn key_at(input: &[u32], source: usize, flip: u32, #[comptime] format: KeyFormat) -> (u32, u32) {
+    if comptime!(format.bits == 64) {
+        let (low, high) = key_of_wide(input[2 * source], input[2 * source + 1], format);
+        (low ^ flip, high ^ flip)
+    } else {
+        let x = load_field(input, source, comptime!(format.bits));
+        (key_of(x, format) ^ flip, 0u32)
+    }
+}
+
+/// Where element `p` of segment `segment` of a contiguous `[outer, axis_len, inner]` input lies
+/// (segment `s` is outer index `s / inner`, inner index `s % inner`).
+#[cube]
+fn source_of(segment: usize, p: usize, axis_len: usize, inner: usize) -> usize {
+    ((segment / inner) * axis_len + p) * inner + segment % inner
+}
+
 /// Unit `g < len` takes element `p = g % axis_len` of segment `s = g / axis_len` of a
-/// contiguous `[outer, axis_len, inner]` input (segment `s` is outer index `s / inner`, inner
-/// index `s % inner`), and writes its key, XORed with `flip` (descending order), to
-/// `keys[g]` (the low word; the high word of a 64-bit key to `keys[len + g]`) and, with
-/// `with_positions`, `p` to `positions[g]`. The input is read as 32-bit words.
+/// contiguous `[outer, axis_len, inner]` input, and writes its key, XORed with `flip`
+/// (descending order), to `keys[g]` (the low word; the high word of a 64-bit key to `keys[len +
+/// g]`) and, with `with_positions`, `p` to `positions[g]`. The input is read as 32-bit words.
 #[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn sort_keys(
     input: &[u32],
@@ -125,16 +146,67 @@ pub fn sort_keys(
     }
     let segment = g / axis_len;
     let p = g % axis_len;
-    let source = ((segment / inner) * axis_len + p) * inner + segment % inner;
+    let (low, high) = key_at(input, source_of(segment, p, axis_len, inner), flip, format);
+    keys[g] = low;
     if comptime!(format.bits == 64) {
-        let (low, high) = key_of_wide(input[2 * source], input[2 * source + 1], format);
-        keys[g] = low ^ flip;
-        keys[len + g] = high ^ flip;
-    } else {
-        let x = load_field(input, source, comptime!(format.bits));
-        keys[g] = key_of(x, format) ^ flip;
+        keys[len + g] = high;
     }
     if comptime!(with_positions) {
         positions[g] = p as u32;
+    }
+}
+
+/// The keys and positions of [`sort_keys`](fn@sort_keys) for the radix passes, one cube per tile of
+/// `cube_size * per_unit` elements of a segment, `tiles` in all, which also counts each tile's
+/// first digit (the low 8 bits of the key) into the first pass's count table, as
+/// [`sort_count_digits`](fn@crate::sort::sort_count_digits) would: one launch fewer.
+#[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
+pub fn sort_keys_counted(
+    input: &[u32],
+    keys: &mut [u32],
+    positions: &mut [u32],
+    counts: &mut [u32],
+    len: usize,
+    axis_len: usize,
+    inner: usize,
+    tiles_per_segment: usize,
+    tiles: usize,
+    flip: u32,
+    #[comptime] format: KeyFormat,
+    #[comptime] cube_size: usize,
+    #[comptime] per_unit: usize,
+) {
+    if CUBE_POS >= tiles {
+        terminate!();
+    }
+    let bins = Shared::<[Atomic<u32>]>::new_slice(RADIX_BINS);
+    let unit = UNIT_POS as usize;
+    #[unroll]
+    for i in 0..comptime!(RADIX_BINS / cube_size) {
+        bins[comptime!(i * cube_size) + unit].store(0u32);
+    }
+    sync_cube();
+    let segment = CUBE_POS / tiles_per_segment;
+    let tile = CUBE_POS % tiles_per_segment;
+    let first = tile * comptime!(cube_size * per_unit);
+    #[unroll]
+    for e in 0..per_unit {
+        let p = first + comptime!(e * cube_size) + unit;
+        if p < axis_len {
+            let g = segment * axis_len + p;
+            let (low, high) = key_at(input, source_of(segment, p, axis_len, inner), flip, format);
+            keys[g] = low;
+            if comptime!(format.bits == 64) {
+                keys[len + g] = high;
+            }
+            positions[g] = p as u32;
+            bins[(low & 255u32) as usize].fetch_add(1u32);
+        }
+    }
+    sync_cube();
+    #[unroll]
+    for i in 0..comptime!(RADIX_BINS / cube_size) {
+        let digit = comptime!(i * cube_size) + unit;
+        counts[(segment * RADIX_BINS + digit) * tiles_per_segment + tile] = bins[digit].load();
     }
 }

@@ -14,7 +14,7 @@ use crate::launch::{fits_integer, require_len, require_word_aligned};
 /// Whether a top-`k` of `axis_len` keys of `key_words` words takes the radix select under
 /// `plan`: a `k` it selects, of an axis one cube does not sort whole.
 fn selects(plan: SortPlan, client: &Client, axis_len: usize, k: usize, key_words: usize) -> bool {
-    k <= plan.select_k && cube_sort_run(client, plan, axis_len, key_words).is_none()
+    k <= plan.select_k && cube_sort_run(client, plan, (1, axis_len), key_words, false).is_none()
 }
 
 /// The key format of `elem`, or an error for a type the sort does not order.

@@ -5,21 +5,25 @@
 //! batched over every sequence of the axis, with no launch that waits on another workgroup
 //! (lavapipe, OpenGL and Metal promise no forward progress between them):
 //!
-//! 1. [`sort_keys`](fn@sort_keys) turns each element into an unsigned key whose order is the
-//!    element's ([`KeyFormat`]; descending order inverts it) and lays the keys out segment by
-//!    segment, with each element's position along the axis.
-//! 2. A sequence that fits one cube's shared memory (up to [`CUBE_SORT_MAX`] elements) is sorted
-//!    there whole, one cube per sequence, in one launch
-//!    ([`sort_segments_in_cube`](fn@sort_segments_in_cube)): each unit ranks a run of elements
-//!    with packed digit counters and one cube scan per digit. Longer ones take the passes below.
-//!    Per 4-bit digit, low digits first: [`sort_count_digits`](fn@sort_count_digits) counts each
-//!    tile's digits into a table, [`sort_scan_blocks`](fn@sort_scan_blocks) and the
-//!    compaction's one-cube scan turn the table into offsets, and
-//!    [`sort_scatter_digits`](fn@sort_scatter_digits) moves every key and position to its
-//!    place. Equal digits keep their order, so ties keep increasing position in both orders.
+//! 1. Each element becomes an unsigned key whose order is the element's ([`KeyFormat`];
+//!    descending order inverts it), laid out segment by segment with its position along the
+//!    axis: [`sort_keys`](fn@sort_keys), or for the radix passes
+//!    [`sort_keys_counted`](fn@sort_keys_counted), which also counts the first digit.
+//! 2. Sequences that fit one cube's shared memory (up to [`CUBE_SORT_MAX`] elements) are sorted
+//!    there whole in one launch ([`sort_segments_in_cube`](fn@sort_segments_in_cube)): one cube
+//!    per sequence, or several short sequences to a cube, grouped again by one more digit of
+//!    their index. Each unit ranks a run of elements with packed 4-bit digit counters and one
+//!    cube scan per digit. Longer sequences take two launches per 8-bit digit, low digits first:
+//!    [`sort_scan_digits`](fn@sort_scan_digits) turns the tiles' digit counts into offsets, and
+//!    [`sort_scatter_digits`](fn@sort_scatter_digits) moves every key and position to its place
+//!    and counts the next digit where it lands. Equal digits keep their order, so ties keep
+//!    increasing position in both orders.
 //! 3. A top-k of a longer axis with `k` up to [`SortPlan::select_k`] first finds each sequence's
-//!    `k`-th key by radix select and gathers its `k` candidates in position order (see the
-//!    [`select` kernels](fn@select_histogram)), then sorts only those, as step 2 does.
+//!    `k`-th key by radix select and gathers its `k` candidates in position order, then sorts
+//!    only those, as step 2 does: one cube per sequence in one launch
+//!    ([`select_rows`](fn@select_rows)) up to [`SortPlan::row_select_len`], else two launches per
+//!    8-bit digit over tiles and four for the candidates (see the
+//!    [`select` kernels](fn@select_histogram)).
 //! 4. [`sort_gather_values`](fn@sort_gather_values) copies the first `k` of each segment from
 //!    the input, bit for bit, and [`sort_write_indices`](fn@sort_write_indices) writes their
 //!    positions in the indices' type.
@@ -27,6 +31,45 @@
 //! Every buffer is read and written as 32-bit words, so every dtype runs on every runtime
 //! (8- and 16-bit types on WGSL, 64-bit ones on OpenGL), and the lengths and `k` travel as
 //! launch arguments: nothing compiles per call.
+//!
+//! # Cost model
+//!
+//! The plan's choices follow from what a GPU pays, not from a CPU driver's timings (lavapipe
+//! runs a launch for almost nothing and reads any pattern at one pace). Three figures, an
+//! H100's roughly:
+//!
+//! - `L`, a launch that depends on the one before: about 4 µs;
+//! - `B`, the device's bandwidth when every multiprocessor has work: about 3 TB/s; one cube
+//!   working alone streams `b`, about 100 GB/s;
+//! - `S` multiprocessors (132), each holding a few cubes at once.
+//!
+//! A call then costs about `launches * L + bytes / B` where its cubes fill the GPU, and a cube
+//! that works alone `its bytes / b`. What follows:
+//!
+//! - **Digits of 8 bits** in the radix passes: 4 passes for 32-bit keys, 8 for 64-bit ones, at
+//!   two launches each, since the keys launch counts the first digit and each scatter the next
+//!   (one atomic per run of equal tile and digit). A pass moves about 18 bytes per element (a
+//!   key and a position read and written, the count table); 2^20 f32 keys with positions take
+//!   11 launches and about 104 bytes per element in all, where 4-bit digits took 35 launches
+//!   and about 200 bytes. Wider digits would need tables of 2,048 counts per tile, which
+//!   WebGPU's 16 KiB of shared memory cannot rank.
+//! - **One cube or many** ([`SortPlan::cube_len`]): a sequence of up to 4,096 elements sorts in
+//!   one cube in one launch (8 passes over shared memory, microseconds), where the radix
+//!   passes would take 9 launches, `9 L` = 36 µs, whatever the length.
+//! - **Sequences per cube** ([`SortPlan::cube_pack`]): a cube's passes cost about the same for
+//!   128 elements as for 1,024 (their barriers dominate), so sequences of up to 512 share cubes
+//!   of 1,024 elements: `[100000, 16]` takes 1,563 cubes of 64 sequences, 10 passes each,
+//!   instead of 100,000 cubes with 16 of 128 units busy.
+//! - **Radix select** ([`SortPlan::select_k`]): a top-k of `k` up to 4,096 of a longer axis
+//!   reads its keys once per digit and sorts only `k` candidates in one cube: 5 launches, where
+//!   the whole sort takes 11 and reads and writes every key 4 times.
+//! - **One cube per row for the select** ([`SortPlan::row_select_len`], 2^18): the tiled select
+//!   takes about 12 launches, about 50 µs; one cube reading its row 5 times (4 digits and the
+//!   gather) at `b` takes as long at 2^18 32-bit keys (`5 * 4 * 2^18 / b`), and less below;
+//!   many rows run side by side.
+//!
+//! Each threshold is a [`SortPlan`] field that a run on a GPU can change (the sort bench's
+//! `SORT_BENCH_PLAN`), and the kernel crate's launch budget test holds the launches per call.
 
 mod counters;
 mod keys;
@@ -34,18 +77,22 @@ mod launch;
 mod output;
 mod plan;
 mod radix;
+mod rows;
 mod select;
 mod selector;
 mod short;
 mod sorter;
 
 pub(crate) use keys::load_field;
-pub use keys::{KeyFormat, KeyKind, sort_keys};
+pub use keys::{KeyFormat, KeyKind, sort_keys, sort_keys_counted};
 pub use launch::launch_top_k;
 pub(crate) use launch::sorted_positions;
 pub use output::{sort_gather_values, sort_write_indices};
-pub use plan::{CUBE_SORT_MAX, SortInput, SortOrder, SortOutput, SortPlan, SortShape};
-pub use radix::{sort_count_digits, sort_scan_blocks, sort_scatter_digits};
+pub use plan::{
+    CUBE_PACK, CUBE_SORT_MAX, ROW_SELECT_MAX, SortInput, SortOrder, SortOutput, SortPlan, SortShape,
+};
+pub use radix::{sort_count_digits, sort_scan_digits, sort_scatter_digits};
+pub use rows::select_rows;
 pub use select::{
     select_count_ties, select_gather, select_histogram, select_pick_digit, select_start,
 };

@@ -13,6 +13,16 @@ pub(super) const CUBE_UNITS: usize = 128;
 /// The longest axis one cube sorts: 128 units of 32 elements.
 pub const CUBE_SORT_MAX: usize = CUBE_UNITS * 32;
 
+/// The elements a cube of the one-cube sort packs short sequences into under a plan made by
+/// [`SortPlan::for_client`]: 8 per unit, where the cube's passes cost about what one sequence's
+/// do (see the [module](super)'s cost model).
+pub const CUBE_PACK: usize = 1024;
+
+/// The longest axis a plan made by [`SortPlan::for_client`] selects one cube per sequence: where
+/// the cost model (see the [module](super)) puts one cube's passes over a row and the tiled
+/// select's launches even on a GPU.
+pub const ROW_SELECT_MAX: usize = 1 << 18;
+
 /// DirectML's `DML_AXIS_DIRECTION`: which end of the order comes first.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum SortOrder {
@@ -38,6 +48,13 @@ pub struct SortPlan {
     /// The largest `k` that a top-k of an axis longer than `cube_len` finds by radix select
     /// before sorting; 0 never does.
     pub select_k: usize,
+    /// The most elements a cube of the one-cube sort holds when it takes several whole
+    /// sequences, each at most half of it (a power of two of them, one more 4-bit pass per 16
+    /// of them, where every cube of one would leave most units idle); 0 takes one per cube.
+    pub cube_pack: usize,
+    /// The longest axis whose radix select runs one cube per sequence, in one launch, instead of
+    /// two launches per digit over tiles and four more for the candidates; 0 never does.
+    pub row_select_len: usize,
 }
 
 impl SortPlan {
@@ -50,6 +67,8 @@ impl SortPlan {
             planes: has_planes(client),
             cube_len: CUBE_SORT_MAX,
             select_k: CUBE_SORT_MAX,
+            cube_pack: CUBE_PACK,
+            row_select_len: ROW_SELECT_MAX,
         }
     }
 }

@@ -10,8 +10,8 @@
 //!    the last digit the prefix is the `k`-th smallest key `T`, and `remaining` says how many keys
 //!    equal to `T` belong to the `k`.
 //! 3. [`select_count_ties`](fn@select_count_ties) counts each tile's keys below `T` and equal to
-//!    it; the table's exclusive scan gives each tile how many of each come before it in its
-//!    segment, and [`select_gather`](fn@select_gather) writes every key below `T` and the first
+//!    it; the scan of each of the table's rows (one launch, `sort_scan_digits`) gives each tile
+//!    how many of each come before it in its segment, and [`select_gather`](fn@select_gather) writes every key below `T` and the first
 //!    `remaining` equal to it, with their positions, in position order: the `k` candidates, which
 //!    a stable sort then orders.
 
@@ -47,7 +47,12 @@ pub fn select_start(histogram: &mut [u32], state: &mut [u32], segments: usize, k
 
 /// A key's two words (the high one 0 for one-word keys).
 #[cube]
-fn key_words_at(keys: &[u32], len: usize, g: usize, #[comptime] key_words: usize) -> (u32, u32) {
+pub(super) fn key_words_at(
+    keys: &[u32],
+    len: usize,
+    g: usize,
+    #[comptime] key_words: usize,
+) -> (u32, u32) {
     let mut high = 0u32;
     if comptime!(key_words == 2) {
         high = keys[len + g];
@@ -151,7 +156,7 @@ pub fn select_pick_digit(
 /// Whether the key `(low, high)` is below `(t_low, t_high)` and whether it equals it, packed as
 /// one count of each: `1` below, `1 << 16` equal.
 #[cube]
-fn tie_class(low: u32, high: u32, t_low: u32, t_high: u32) -> u32 {
+pub(super) fn tie_class(low: u32, high: u32, t_low: u32, t_high: u32) -> u32 {
     let below = high < t_high || (high == t_high && low < t_low);
     let equal = high == t_high && low == t_low;
     select(below, 1u32, select(equal, 1u32 << 16, 0u32))
@@ -245,31 +250,22 @@ pub fn select_count_ties(
     }
 }
 
-/// The exclusive scan of the tie table (`offsets` within blocks of `block` entries plus
-/// `block_offsets` of the block) at entry `at`.
-#[cube]
-fn scanned(offsets: &[u32], block_offsets: &[u32], at: usize, block: usize) -> u32 {
-    offsets[at] + block_offsets[at / block]
-}
-
 /// Writes segment `s`'s `k` candidates to `candidates[s * k..]` (key words `candidates_len`
 /// apart) and their positions along the axis to `positions[s * k..]`, in position order: every
-/// key below the segment's `k`-th key, and the first `remaining` keys equal to it. The tie
-/// table's exclusive scan over all segments says how many of each lie before the unit's tile;
-/// its first entry of the segment, how many before the segment.
+/// key below the segment's `k`-th key, and the first `remaining` keys equal to it. `offsets`,
+/// the tie table with each row scanned on its own (`sort_scan_digits`), says how many of each
+/// lie before the unit's tile in its segment.
 #[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn select_gather(
     keys: &[u32],
     state: &[u32],
     offsets: &[u32],
-    block_offsets: &[u32],
     candidates: &mut [u32],
     positions: &mut [u32],
     len: usize,
     axis_len: usize,
     tiles_per_segment: usize,
     tiles: usize,
-    block: usize,
     k: usize,
     candidates_len: usize,
     #[comptime] key_words: usize,
@@ -286,12 +282,8 @@ pub fn select_gather(
         let tile = CUBE_POS % tiles_per_segment;
         let below_at = segment * 2 * tiles_per_segment;
         let equal_at = below_at + tiles_per_segment;
-        let mut below = scanned(offsets, block_offsets, below_at + tile, block)
-            - scanned(offsets, block_offsets, below_at, block)
-            + (before_in_tile & 0xFFFFu32);
-        let mut equal = scanned(offsets, block_offsets, equal_at + tile, block)
-            - scanned(offsets, block_offsets, equal_at, block)
-            + (before_in_tile >> 16);
+        let mut below = offsets[below_at + tile] + (before_in_tile & 0xFFFFu32);
+        let mut equal = offsets[equal_at + tile] + (before_in_tile >> 16);
         let remaining = state[segment * STATE_WORDS + 2];
         // Only the keys taken are read again.
         #[unroll]

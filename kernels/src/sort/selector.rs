@@ -6,17 +6,21 @@ use cubecl::server::Handle;
 
 use super::keys::KeyFormat;
 use super::plan::SortPlan;
+use super::rows::select_rows;
 use super::select::{
     SELECT_BINS, STATE_WORDS, select_count_ties, select_gather, select_histogram,
     select_pick_digit, select_start,
 };
-use super::sorter::{RadixSort, TILE, TableScan, launch_keys, scratch_words, tile_cubes};
+use super::sorter::{RadixSort, TILE, launch_keys, scan_rows, scratch_words, tile_cubes};
 use crate::capture::launch_unchecked;
 use crate::launch::elementwise_geometry;
 
 /// Elements each unit of the select's tiles holds: a tile is `TILE * SELECT_RUN` elements, so
 /// a tile adds its 256 bins to its sequence's histogram once per 2,048 keys.
 const SELECT_RUN: usize = 16;
+
+/// Keys each unit of the one-cube-per-row select reads per pass over a chunk of the row.
+const ROW_RUN: usize = 8;
 
 /// The scratch and geometry of one radix select of `k` of each sequence of `axis_len` keys.
 pub(super) struct RadixSelect<'a> {
@@ -55,7 +59,7 @@ impl<'a> RadixSelect<'a> {
         // the tiles' units.
         let reach = (key_words + len)
             .max(segments * SELECT_BINS)
-            .max(2 * tiles + TableScan::BLOCK)
+            .max(2 * tiles + 2 * TILE * SELECT_RUN)
             .max((tiles + 1) * TILE * SELECT_RUN);
         let select = Self {
             client,
@@ -89,12 +93,16 @@ impl<'a> RadixSelect<'a> {
     }
 
     /// The `k` smallest keys of each sequence and their positions, in position order, written
-    /// to the first buffers of a sort of `k`-long sequences.
+    /// to the first buffers of a sort of `k`-long sequences: by one cube per sequence where the
+    /// plan selects its rows whole, by launches over tiles otherwise.
     pub(super) fn candidates(&self, k: usize) -> RadixSort<'a> {
+        if self.axis_len <= self.plan.row_select_len {
+            return self.row_candidates(k);
+        }
         self.find_kth(k);
         let table_len = 2 * self.tiles;
         let table = scratch_words(self.client, table_len);
-        let scan = TableScan::new(self.client, table_len);
+        let totals = scratch_words(self.client, 2 * self.segments);
         let key_words = self.len * self.format.words();
         // SAFETY: units read keys below `key_words` at `segment * axis_len + p` for `p <
         // axis_len`, and the state of their segment (`segment < segments`); the table is written
@@ -118,8 +126,15 @@ impl<'a> RadixSelect<'a> {
                 self.plan.planes,
             ));
         }
-        scan.run(self.client, self.address(), &table, self.plan.planes);
-        let sort = RadixSort::new(self.client, self.segments * k, k, self.format, self.plan);
+        let rows = (2 * self.segments, self.tiles_per_segment);
+        scan_rows(
+            self.client,
+            self.address(),
+            (&table, &totals, None),
+            rows,
+            self.plan.planes,
+        );
+        let sort = self.candidate_sort(k);
         let candidates_len = self.segments * k;
         // SAFETY: as above for the keys, the state and the table (read below `2 * tiles`, and
         // block offsets below its blocks); candidates are stored below `segments * k` only
@@ -134,7 +149,6 @@ impl<'a> RadixSelect<'a> {
                 BufferArg::from_raw_parts(self.keys.clone(), key_words),
                 BufferArg::from_raw_parts(self.state.clone(), self.segments * STATE_WORDS),
                 BufferArg::from_raw_parts(table.clone(), table_len),
-                scan.offsets_arg(),
                 BufferArg::from_raw_parts(
                     sort.keys[0].clone(),
                     candidates_len * self.format.words()
@@ -144,12 +158,57 @@ impl<'a> RadixSelect<'a> {
                 self.axis_len,
                 self.tiles_per_segment,
                 self.tiles,
-                TableScan::BLOCK,
                 k,
                 candidates_len,
                 self.format.words(),
                 TILE,
                 SELECT_RUN,
+                self.plan.planes,
+            ));
+        }
+        sort
+    }
+
+    /// The sort of `k` candidates of each sequence, whose positions along the long axis may
+    /// pass 65,536 (so one cube takes one sequence).
+    fn candidate_sort(&self, k: usize) -> RadixSort<'a> {
+        RadixSort::new(
+            self.client,
+            (self.segments * k, k),
+            self.format,
+            self.plan,
+            false,
+        )
+    }
+
+    /// [`candidates`](Self::candidates) by one cube per sequence, in one launch.
+    fn row_candidates(&self, k: usize) -> RadixSort<'a> {
+        let sort = self.candidate_sort(k);
+        let candidates_len = self.segments * k;
+        let key_words = self.len * self.format.words();
+        // SAFETY: cube `s < segments` reads keys of segment `s` (below `key_words`, the high
+        // words `len` further) and writes candidates below `segments * k` (`dest < k` is checked
+        // in the kernel), in buffers of `segments * k` key words (times the key's words) and
+        // positions.
+        unsafe {
+            launch_unchecked!(select_rows(
+                self.client,
+                crate::launch::cube_count(self.client, self.segments),
+                CubeDim::new_1d(SELECT_BINS as u32),
+                AddressType::from_len(self.reach.max(3 * candidates_len)),
+                BufferArg::from_raw_parts(self.keys.clone(), key_words),
+                BufferArg::from_raw_parts(
+                    sort.keys[0].clone(),
+                    candidates_len * self.format.words()
+                ),
+                BufferArg::from_raw_parts(sort.positions[0].clone(), candidates_len),
+                self.len,
+                self.axis_len,
+                self.segments,
+                k,
+                candidates_len,
+                self.format.words(),
+                ROW_RUN,
                 self.plan.planes,
             ));
         }

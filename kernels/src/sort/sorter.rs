@@ -1,51 +1,72 @@
 //! Host side of the radix sort: its scratch buffers and launches, and the last two launches
 //! that write a top-k's values and indices from sorted positions.
 
-use cubecl::ir::UIntKind;
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 
-use super::counters::COUNTER_WORDS;
-use super::keys::{KeyFormat, sort_keys};
+use super::counters::{COUNTER_WORDS, DIGIT_BITS};
+use super::keys::{KeyFormat, sort_keys, sort_keys_counted};
 use super::output::{sort_gather_values, sort_write_indices};
 use super::plan::{CUBE_SORT_MAX, CUBE_UNITS, SortOutput, SortPlan};
-use super::radix::{DIGIT_BITS, DIGITS, sort_count_digits, sort_scan_blocks, sort_scatter_digits};
+use super::radix::{
+    RADIX_BINS, RADIX_BITS, padded_len, sort_count_digits, sort_scan_digits, sort_scatter_digits,
+};
 use super::short::sort_segments_in_cube;
 use crate::capture::launch_unchecked;
 use crate::launch::elementwise_geometry;
-use crate::nonzero::nonzero_scan_tiles;
 
 /// Units per cube of the radix passes.
 pub(super) const TILE: usize = 128;
 
-/// Elements each unit of a radix pass holds: a tile is `TILE * RUN` elements.
-const RUN: usize = 8;
+/// Elements each unit of a radix pass holds: a tile is `TILE * RUN` elements, whose digits the
+/// scatter holds in shared memory with its counters' scan, in WebGPU's 16 KiB.
+const RUN: usize = 16;
 
-/// Count-table entries each unit of the table's block scan adds up.
+/// Count-table entries each unit of a table scan adds up per pass.
 const SCAN_PER_UNIT: usize = 16;
 
 /// Shared memory of the one-cube sort of `capacity` elements with `key_words`-word keys: the keys
-/// and positions, the counters' scan (a word per unit and counter word), and under 256 words
-/// more (the scan's run offsets, the digit totals, the plane ranks).
+/// and positions (padded against bank conflicts), the counters' scan (a word per unit and
+/// counter word), and under 256 words more (the scan's run offsets, the digit totals, the plane
+/// ranks).
 fn cube_sort_bytes(capacity: usize, key_words: usize) -> usize {
-    (capacity * (key_words + 1) + COUNTER_WORDS * CUBE_UNITS + 256) * size_of::<u32>()
+    (padded_len(capacity) * (key_words + 1) + COUNTER_WORDS * CUBE_UNITS + 256) * size_of::<u32>()
 }
 
-/// Elements per unit of the one-cube sort of `axis_len` elements under `plan`, if one cube
-/// sorts it: the smallest power of two that covers the axis.
+/// How the one-cube sort holds a batch of sequences: elements per unit, and sequences per cube.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct CubeRun {
+    per_unit: usize,
+    rows: usize,
+}
+
+/// How one cube sorts `segments` sequences of `axis_len` elements under `plan`, if one cube
+/// sorts them: as many whole sequences to a cube as `plan.cube_pack` elements hold (a power of
+/// two of them, where `packable`: positions below 65,536), and elements per unit the smallest
+/// power of two that covers them.
 pub(super) fn cube_sort_run(
     client: &Client,
     plan: SortPlan,
-    axis_len: usize,
+    (segments, axis_len): (usize, usize),
     key_words: usize,
-) -> Option<usize> {
-    let per_unit = axis_len.div_ceil(CUBE_UNITS).max(1).next_power_of_two();
+    packable: bool,
+) -> Option<CubeRun> {
+    let mut rows = 1;
+    if packable && axis_len > 0 {
+        while 2 * rows * axis_len <= plan.cube_pack.min(CUBE_SORT_MAX) && rows < segments {
+            rows *= 2;
+        }
+    }
+    let per_unit = (rows * axis_len)
+        .div_ceil(CUBE_UNITS)
+        .max(1)
+        .next_power_of_two();
     let capacity = CUBE_UNITS * per_unit;
     let shared = crate::capture::properties(client)
         .hardware
         .max_shared_memory_size;
     (axis_len <= plan.cube_len.min(CUBE_SORT_MAX) && cube_sort_bytes(capacity, key_words) <= shared)
-        .then_some(per_unit)
+        .then_some(CubeRun { per_unit, rows })
 }
 
 /// 32-bit words that hold `len` elements of `bits` bits.
@@ -104,73 +125,42 @@ pub(super) fn launch_keys(
     }
 }
 
-/// The blocks, block totals and offsets of the exclusive scan of a table of `table_len` words
-/// in place: [`sort_scan_blocks`] scans each block of `TILE * SCAN_PER_UNIT` entries, and the
-/// compaction's one-cube scan turns the blocks' totals into their offsets.
-pub(super) struct TableScan {
-    table_len: usize,
-    blocks: usize,
-    block_totals: Handle,
-    /// The offset of each block, to add to its entries' offsets within it.
-    block_offsets: Handle,
-    total: Handle,
-}
-
-impl TableScan {
-    /// Entries per block.
-    pub(super) const BLOCK: usize = TILE * SCAN_PER_UNIT;
-
-    pub(super) fn new(client: &Client, table_len: usize) -> Self {
-        let blocks = table_len.div_ceil(Self::BLOCK);
-        Self {
-            table_len,
-            blocks,
-            block_totals: scratch_words(client, blocks),
-            block_offsets: scratch_words(client, blocks + 1),
-            total: scratch_words(client, 1),
-        }
-    }
-
-    /// Scans `table` (of the length the scan was made for).
-    pub(super) fn run(&self, client: &Client, address: AddressType, table: &Handle, planes: bool) {
-        // SAFETY: the block scan touches entries below `table_len` and block totals below
-        // `blocks`; the offsets' scan reads `blocks` totals and writes `blocks + 1` offsets and
-        // one total, the sizes they were made with.
-        unsafe {
-            launch_unchecked!(sort_scan_blocks(
-                client,
-                crate::launch::cube_count(client, self.blocks),
-                CubeDim::new_1d(TILE as u32),
-                address,
-                BufferArg::from_raw_parts(table.clone(), self.table_len),
-                BufferArg::from_raw_parts(self.block_totals.clone(), self.blocks),
-                self.table_len,
-                self.blocks,
-                TILE,
-                SCAN_PER_UNIT,
-                planes,
-            ));
-            launch_unchecked!(nonzero_scan_tiles(
-                client,
-                CubeCount::Static(1, 1, 1),
-                CubeDim::new_1d(TILE as u32),
-                address,
-                BufferArg::from_raw_parts(self.block_totals.clone(), self.blocks),
-                BufferArg::from_raw_parts(self.block_offsets.clone(), self.blocks + 1),
-                BufferArg::from_raw_parts(self.total.clone(), 1),
-                self.blocks,
-                self.blocks.div_ceil(TILE),
-                TILE,
-                planes,
-                cubecl::ir::ElemType::UInt(UIntKind::U32),
-            ));
-        }
-    }
-
-    /// The block offsets as a launch argument.
-    pub(super) fn offsets_arg(&self) -> BufferArg {
-        // SAFETY: the buffer was made with `blocks + 1` words.
-        unsafe { BufferArg::from_raw_parts(self.block_offsets.clone(), self.blocks + 1) }
+/// Scans each of the `rows` rows of `row_len` entries of `table.0` into exclusive offsets, in
+/// place, in one launch ([`sort_scan_digits`]), writing each row's total to `table.1` (at least
+/// `rows` words) and, where given, zeroing the same entries of `table.2`.
+pub(super) fn scan_rows(
+    client: &Client,
+    address: AddressType,
+    (counts, totals, next): (&Handle, &Handle, Option<&Handle>),
+    (rows, row_len): (usize, usize),
+    planes: bool,
+) {
+    let table_len = rows * row_len;
+    let rows_per_cube = (TILE * SCAN_PER_UNIT / row_len).max(1);
+    let (next, next_len) = match next {
+        Some(next) => (next.clone(), table_len),
+        None => (scratch_words(client, 1), 1),
+    };
+    // SAFETY: cube `c` touches the entries of its rows (`c * rows_per_cube..`, below `rows`), below
+    // `rows * row_len = table_len` in `counts` and, when it was given one of that length, in
+    // `next` (zeroed only then), and their totals below `rows`.
+    unsafe {
+        launch_unchecked!(sort_scan_digits(
+            client,
+            crate::launch::cube_count(client, rows.div_ceil(rows_per_cube)),
+            CubeDim::new_1d(TILE as u32),
+            address,
+            BufferArg::from_raw_parts(counts.clone(), table_len),
+            BufferArg::from_raw_parts(totals.clone(), rows),
+            BufferArg::from_raw_parts(next, next_len),
+            rows,
+            row_len,
+            rows_per_cube,
+            TILE,
+            SCAN_PER_UNIT,
+            planes,
+            next_len > 1,
+        ));
     }
 }
 
@@ -184,6 +174,11 @@ pub(super) struct RadixSort<'a> {
     pub(super) axis_len: usize,
     tiles_per_segment: usize,
     tiles: usize,
+    /// Every (segment, digit)'s count of the current pass.
+    totals: Handle,
+    /// Two count tables of `table_len` words: a pass scans one while its scatter counts the
+    /// next pass's digits into the other.
+    counts: [Handle; 2],
     /// Key words (planes `len` apart) and positions, twice: each pass moves one to the other.
     /// The one-cube sort reads the first keys only, and the second is then one word.
     pub(super) keys: [Handle; 2],
@@ -191,7 +186,7 @@ pub(super) struct RadixSort<'a> {
     table_len: usize,
     /// Elements per unit where one cube sorts each sequence, under the plan the sort was made
     /// for.
-    cube_run: Option<usize>,
+    cube_run: Option<CubeRun>,
     /// The low bits of a one-word key that are sorted (the key's width unless the caller knows
     /// that every key's higher bits are equal); two-word keys sort all 64.
     low_bits: u32,
@@ -211,41 +206,51 @@ impl<'a> RadixSort<'a> {
         (flip, low_bits): (u32, u32),
         plan: SortPlan,
     ) -> (Self, usize) {
-        let mut sort = Self::new(client, len, axis_len, format, plan);
+        let mut sort = Self::new(client, (len, axis_len), format, plan, true);
         if format.words() == 1 {
             sort.low_bits = low_bits.clamp(1, format.bits);
         }
-        launch_keys(
-            client,
-            sort.address,
-            input,
-            (len, axis_len, inner),
-            format,
-            flip,
-            (&sort.keys[0], Some(&sort.positions[0])),
-        );
-        let sorted = sort.order();
+        let sorted = match sort.cube_run {
+            Some(run) => {
+                launch_keys(
+                    client,
+                    sort.address,
+                    input,
+                    (len, axis_len, inner),
+                    format,
+                    flip,
+                    (&sort.keys[0], Some(&sort.positions[0])),
+                );
+                sort.in_cube(run)
+            }
+            None => {
+                sort.keys_counted(input, inner, flip);
+                sort.passes(true)
+            }
+        };
         (sort, sorted)
     }
 
     /// Scratch for `len` keys in sequences of `axis_len`, sorted as `plan` says; the caller
-    /// fills the first key and position buffers.
+    /// fills the first key and position buffers, `packable` where every position is below
+    /// 65,536 (the one-cube sort may then take several sequences to a cube).
     pub(super) fn new(
         client: &'a Client,
-        len: usize,
-        axis_len: usize,
+        (len, axis_len): (usize, usize),
         format: KeyFormat,
         plan: SortPlan,
+        packable: bool,
     ) -> Self {
-        let cube_run = cube_sort_run(client, plan, axis_len, format.words());
         let segments = len / axis_len;
+        let cube_run = cube_sort_run(client, plan, (segments, axis_len), format.words(), packable);
         let tiles_per_segment = axis_len.div_ceil(TILE * RUN);
         let tiles = segments * tiles_per_segment;
-        let table_len = tiles * DIGITS;
+        let table_len = tiles * RADIX_BINS;
         let key_words = len * format.words();
+        let passes = cube_run.is_none();
         // Every index a unit forms: keys and positions, the table, and the tiles' units.
         let reach = (key_words + 2 * len)
-            .max(table_len + TableScan::BLOCK)
+            .max(table_len + TILE * SCAN_PER_UNIT)
             .max((tiles + 1) * TILE * RUN * 2);
         Self {
             client,
@@ -255,6 +260,8 @@ impl<'a> RadixSort<'a> {
             axis_len,
             tiles_per_segment,
             tiles,
+            totals: scratch_words(client, if passes { segments * RADIX_BINS } else { 1 }),
+            counts: [(); 2].map(|_| scratch_words(client, if passes { table_len } else { 1 })),
             keys: [
                 scratch_words(client, key_words),
                 scratch_words(client, if cube_run.is_some() { 1 } else { key_words }),
@@ -272,28 +279,59 @@ impl<'a> RadixSort<'a> {
     /// positions buffer holds the result.
     pub(super) fn order(&self) -> usize {
         match self.cube_run {
-            Some(per_unit) => self.in_cube(per_unit),
-            None => self.passes(),
+            Some(run) => self.in_cube(run),
+            None => self.passes(false),
+        }
+    }
+
+    /// The keys launch of the radix passes: keys and positions of the `[outer, axis_len,
+    /// inner]` input, XORed with `flip`, and the first pass's count table.
+    fn keys_counted(&self, input: &Handle, inner: usize, flip: u32) {
+        let format = self.format;
+        // SAFETY: cube `t < tiles` reads the input words of the elements of its tile (below
+        // `len`, checked by the caller) and writes their keys (below `len * words()`) and
+        // positions (below `len`), and the count table below `table_len`.
+        unsafe {
+            launch_unchecked!(sort_keys_counted(
+                self.client,
+                tile_cubes(self.client, self.tiles),
+                CubeDim::new_1d(TILE as u32),
+                self.address,
+                BufferArg::from_raw_parts(input.clone(), words_of(self.len, format.bits)),
+                BufferArg::from_raw_parts(self.keys[0].clone(), self.len * format.words()),
+                BufferArg::from_raw_parts(self.positions[0].clone(), self.len),
+                BufferArg::from_raw_parts(self.counts[0].clone(), self.table_len),
+                self.len,
+                self.axis_len,
+                inner,
+                self.tiles_per_segment,
+                self.tiles,
+                flip,
+                format,
+                TILE,
+                RUN,
+            ));
         }
     }
 
     /// The whole sort of each segment in one cube, `per_unit` elements to a unit: the sorted
     /// positions go to the second buffer.
-    fn in_cube(&self, per_unit: usize) -> usize {
+    fn in_cube(&self, run: CubeRun) -> usize {
         let segments = self.len / self.axis_len;
         let key_words = self.len * self.format.words();
-        let passes = if self.format.words() == 2 {
+        let key_passes = if self.format.words() == 2 {
             16
         } else {
             self.low_bits.div_ceil(DIGIT_BITS)
         };
-        // SAFETY: cube `s < segments` reads keys and positions of segment `s` (below `len` and
-        // `key_words`) and writes positions below `len`; its shared memory holds `128 *
-        // per_unit >= axis_len` elements, every index below `axis_len`.
+        let row_passes = run.rows.trailing_zeros().div_ceil(DIGIT_BITS);
+        // SAFETY: cube `c` reads keys and positions of its segments (`c * rows..`, below
+        // `segments`: below `len` and `key_words`) and writes positions below `len`; its shared
+        // memory holds `128 * per_unit >= rows * axis_len` elements, every index below that.
         unsafe {
             launch_unchecked!(sort_segments_in_cube(
                 self.client,
-                crate::launch::cube_count(self.client, segments),
+                crate::launch::cube_count(self.client, segments.div_ceil(run.rows)),
                 CubeDim::new_1d(CUBE_UNITS as u32),
                 self.address,
                 BufferArg::from_raw_parts(self.keys[0].clone(), key_words),
@@ -302,9 +340,11 @@ impl<'a> RadixSort<'a> {
                 self.len,
                 self.axis_len,
                 segments,
-                passes,
+                run.rows,
+                key_passes,
+                row_passes,
                 self.format.words(),
-                per_unit,
+                run.per_unit,
                 CUBE_UNITS,
                 self.planes,
             ));
@@ -312,48 +352,50 @@ impl<'a> RadixSort<'a> {
         1
     }
 
-    /// Every radix pass, low digits first; returns which of the two buffers ends up sorted.
-    fn passes(&self) -> usize {
-        let counts = scratch_words(self.client, self.table_len);
-        let scan = TableScan::new(self.client, self.table_len);
+    /// Every radix pass, low digits first, each 8-bit digit of the sorted bits as (key word's
+    /// offset, shift); `counted` where the keys launch counted the first one. Returns which of
+    /// the two buffers ends up sorted.
+    fn passes(&self, counted: bool) -> usize {
+        let bits = if self.format.words() == 2 {
+            32
+        } else {
+            self.low_bits
+        };
+        let digits: Vec<(usize, u32)> = (0..self.format.words())
+            .flat_map(|word| {
+                (0..bits)
+                    .step_by(RADIX_BITS as usize)
+                    .map(move |shift| (word * self.len, shift))
+            })
+            .collect();
+        if !counted {
+            self.count(digits[0]);
+        }
         let mut from = 0;
-        for word in 0..self.format.words() {
-            let bits = if self.format.words() == 2 {
-                32
-            } else {
-                self.low_bits
-            };
-            for shift in (0..bits).step_by(DIGIT_BITS as usize) {
-                self.pass(&counts, &scan, from, (word * self.len, shift));
-                from = 1 - from;
-            }
+        for (pass, &digit) in digits.iter().enumerate() {
+            let tables = (&self.counts[pass % 2], &self.counts[1 - pass % 2]);
+            let next = digits.get(pass + 1).copied();
+            self.scan(tables, next.is_some());
+            self.scatter(from, tables, digit, next);
+            from = 1 - from;
         }
         from
     }
 
-    /// One pass: count the digit at `shift` of the key word at `word_offset` into `counts`,
-    /// scan it, move every element from buffer `from` to the other.
-    fn pass(
-        &self,
-        counts: &Handle,
-        scan: &TableScan,
-        from: usize,
-        (word_offset, shift): (usize, u32),
-    ) {
-        let key_words = self.len * self.format.words();
-        // SAFETY (both launches): units read keys below `word_offset + len <= key_words` and
-        // positions below `len`, at `segment * axis_len + position` for an existing element; the
-        // count table is written below `table_len` (`segment < len / axis_len`, `tile <
-        // tiles_per_segment`, 16 digits); the scatter stores below `len` only (checked in the
-        // kernel) and reads block offsets below the scan's blocks.
+    /// Counts the digit at `shift` of the key word at `word_offset` of the first keys into the
+    /// first count table.
+    fn count(&self, (word_offset, shift): (usize, u32)) {
+        // SAFETY: units read keys below `word_offset + len <= key_words`, at `segment * axis_len
+        // + position` for an existing element; the table is written below `table_len`
+        // (`segment < len / axis_len`, `tile < tiles_per_segment`, 256 digits).
         unsafe {
             launch_unchecked!(sort_count_digits(
                 self.client,
                 tile_cubes(self.client, self.tiles),
                 CubeDim::new_1d(TILE as u32),
                 self.address,
-                BufferArg::from_raw_parts(self.keys[from].clone(), key_words),
-                BufferArg::from_raw_parts(counts.clone(), self.table_len),
+                BufferArg::from_raw_parts(self.keys[0].clone(), self.len * self.format.words()),
+                BufferArg::from_raw_parts(self.counts[0].clone(), self.table_len),
                 self.axis_len,
                 self.tiles_per_segment,
                 self.tiles,
@@ -361,11 +403,43 @@ impl<'a> RadixSort<'a> {
                 shift,
                 TILE,
                 RUN,
-                self.planes,
             ));
         }
-        scan.run(self.client, self.address, counts, self.planes);
-        // SAFETY: as above.
+    }
+
+    /// Scans the count table `tables.0` into offsets and totals, and with `clear_next` zeroes
+    /// `tables.1` for the scatter to count the next digits into.
+    fn scan(&self, (counts, next): (&Handle, &Handle), clear_next: bool) {
+        let rows = self.len / self.axis_len * RADIX_BINS;
+        let next = clear_next.then_some(next);
+        let table = (counts, &self.totals, next);
+        scan_rows(
+            self.client,
+            self.address,
+            table,
+            (rows, self.tiles_per_segment),
+            self.planes,
+        );
+    }
+
+    /// Moves every element from buffer `from` to the other by the digit `(word_offset, shift)`,
+    /// with the scanned table `tables.0`, and counts the `next` digit into `tables.1`.
+    fn scatter(
+        &self,
+        from: usize,
+        (counts, next_counts): (&Handle, &Handle),
+        (word_offset, shift): (usize, u32),
+        next: Option<(usize, u32)>,
+    ) {
+        let key_words = self.len * self.format.words();
+        let rows = self.len / self.axis_len * RADIX_BINS;
+        let (next_word_offset, next_shift) = next.unwrap_or((word_offset, shift));
+        // SAFETY: units read keys below `word_offset + len <= key_words` (and the next digit's
+        // word below the same bound) and positions below `len`, at `segment * axis_len +
+        // position` for an existing element; the tables are read and added to below
+        // `table_len` (`segment < len / axis_len`, a tile below `tiles_per_segment`: places are
+        // checked against the axis in the kernel) and the totals below `rows`; stores stay
+        // below `len`.
         unsafe {
             launch_unchecked!(sort_scatter_digits(
                 self.client,
@@ -375,20 +449,23 @@ impl<'a> RadixSort<'a> {
                 BufferArg::from_raw_parts(self.keys[from].clone(), key_words),
                 BufferArg::from_raw_parts(self.positions[from].clone(), self.len),
                 BufferArg::from_raw_parts(counts.clone(), self.table_len),
-                scan.offsets_arg(),
+                BufferArg::from_raw_parts(self.totals.clone(), rows),
                 BufferArg::from_raw_parts(self.keys[1 - from].clone(), key_words),
                 BufferArg::from_raw_parts(self.positions[1 - from].clone(), self.len),
+                BufferArg::from_raw_parts(next_counts.clone(), self.table_len),
                 self.len,
                 self.axis_len,
                 self.tiles_per_segment,
                 self.tiles,
                 word_offset,
                 shift,
-                TableScan::BLOCK,
+                next_word_offset,
+                next_shift,
                 self.format.words(),
                 TILE,
                 RUN,
                 self.planes,
+                next.is_some(),
             ));
         }
     }

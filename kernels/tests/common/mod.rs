@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod devices;
 pub mod nonzero;
 pub mod scatter;
 mod skip;

@@ -7,15 +7,14 @@ use std::process::Command;
 
 use cubecl::Compiler;
 use cubecl::CubeKernel;
-use cubecl::ir::features::{AtomicUsage, Plane, TypeUsage};
+use cubecl::ir::features::AtomicUsage;
 use cubecl::ir::settings::Dim3;
-use cubecl::ir::{
-    AddressType, DeviceProperties, ElemType, FloatKind, HardwareProperties, IntKind, Type,
-    UIntKind, VectorSize,
-};
+use cubecl::ir::{DeviceProperties, ElemType, FloatKind, Type};
 use cubecl::prelude::*;
 use cubecl_cpp::shared::{CompilationOptions, CppCompiler, CppSupportedFeatures};
 use cubecl_cpp::target::Cuda;
+
+use crate::common::devices::{register_words32, sm90_device};
 
 /// The types a capture's device binds.
 #[derive(Clone, Copy, Debug)]
@@ -27,34 +26,9 @@ pub enum Types {
     Words32,
 }
 
-/// What CubeCL's CUDA runtime reports for an H100 (compute capability 9.0), as far as the
-/// launchers and the kernels' expansion read it: 32-lane planes, 1024 units and 227 KiB of
-/// shared memory per cube, the types of `types`, the atomics of sm_90.
+/// An H100's properties (see `sm90_device`) with the types of `types` and the atomics of sm_90.
 pub fn sm90_properties(client: &Client, types: Types) -> DeviceProperties {
-    let hardware = HardwareProperties {
-        load_width: 128,
-        vector_register_count: None,
-        plane_size_min: 32,
-        plane_size_max: 32,
-        max_bindings: 1024,
-        max_shared_memory_size: 232_448,
-        max_cube_count: (i32::MAX as u32, 65_535, 65_535),
-        max_units_per_cube: 1024,
-        max_cube_dim: (1024, 1024, 64),
-        num_streaming_multiprocessors: Some(132),
-        num_tensor_cores: None,
-        min_tensor_cores_dim: None,
-        num_cpu_cores: None,
-        last_level_cache_size: None,
-        max_vector_size: VectorSize::MAX,
-        cube_mma_reserved_shared_memory: 0,
-    };
-    let mut properties = crate::launchers::captured_device(
-        client,
-        hardware,
-        "NVIDIA compute capability 9.0 (captured)",
-        "ptx_sm90",
-    );
+    let mut properties = sm90_device(client);
     match types {
         Types::Cuda => {
             cubecl_cpp::register_supported_types(&mut properties);
@@ -67,35 +41,8 @@ pub fn sm90_properties(client: &Client, types: Types) -> DeviceProperties {
                 AtomicUsage::Add,
             );
         }
-        Types::Words32 => {
-            properties.register_address_type(AddressType::U32);
-            properties.register_address_type(AddressType::U64);
-            for elem in [
-                ElemType::UInt(UIntKind::U32),
-                ElemType::Int(IntKind::I32),
-                ElemType::Float(FloatKind::F32),
-                ElemType::Bool,
-            ] {
-                properties.register_type_usage(elem, TypeUsage::all());
-            }
-            for elem in [ElemType::UInt(UIntKind::U32), ElemType::Int(IntKind::I32)] {
-                properties.register_atomic_type_usage(Type::atomic(elem), AtomicUsage::all());
-            }
-            properties.register_atomic_type_usage(
-                Type::atomic(ElemType::Float(FloatKind::F32)),
-                AtomicUsage::Add | AtomicUsage::LoadStore | AtomicUsage::Exchange,
-            );
-        }
+        Types::Words32 => register_words32(&mut properties),
     }
-    properties.features.plane.insert(Plane::Ops);
-    properties.features.plane.insert(Plane::Sync);
-    properties
-        .features
-        .plane
-        .insert(Plane::NonUniformControlFlow);
-    properties.features.memory_reinterpret = true;
-    properties.features.alignment = true;
-    properties.features.device_memory_scope = true;
     properties
 }
 

@@ -23,33 +23,10 @@ use burn_dml_ops_kernels::sort::{
 use burn_dml_ops_kernels::tuples::launch_index_tuples;
 use burn_dml_ops_kernels::{InputView, StorageWidth};
 use cubecl::ir::settings::Dim3;
-use cubecl::ir::{
-    DeviceIdentity, DeviceProperties, ElemType, FloatKind, HardwareProperties, IntKind, UIntKind,
-};
+use cubecl::ir::{ElemType, FloatKind, HardwareProperties, IntKind, UIntKind};
 use cubecl::prelude::*;
 
 use crate::common::{INTEGERS, WIDTHS};
-
-/// A captured device's properties: `hardware`, named `name` (`fingerprint` for CubeCL's
-/// caches), with the client's memory and timing and no types registered yet.
-pub fn captured_device(
-    client: &Client,
-    hardware: HardwareProperties,
-    name: &str,
-    fingerprint: &str,
-) -> DeviceProperties {
-    DeviceProperties::new(
-        Default::default(),
-        client.properties().memory.clone(),
-        hardware,
-        client.properties().timing_method,
-        DeviceIdentity {
-            name: name.into(),
-            fingerprint: fingerprint.into(),
-            physical: None,
-        },
-    )
-}
 
 /// Panics unless a cube of `cube_dim`, in a kernel `name` built for a device of `hardware`,
 /// fits that device: at most its units per cube and its size along each dimension.
@@ -81,7 +58,7 @@ pub fn assert_count_fits(name: &str, cube_count: &CubeCount, hardware: &Hardware
 }
 
 /// Every `#[cube(launch_unchecked)]` kernel function of the crate.
-pub const KERNELS: [&str; 54] = [
+pub const KERNELS: [&str; 56] = [
     "bit_count_kernel",
     "bit_count_words_kernel",
     "compress_gather_packed",
@@ -128,11 +105,13 @@ pub const KERNELS: [&str; 54] = [
     "select_gather",
     "select_histogram",
     "select_pick_digit",
+    "select_rows",
     "select_start",
     "sort_count_digits",
     "sort_gather_values",
     "sort_keys",
-    "sort_scan_blocks",
+    "sort_keys_counted",
+    "sort_scan_digits",
     "sort_scatter_digits",
     "sort_segments_in_cube",
     "sort_write_indices",
@@ -368,7 +347,8 @@ pub fn launch_every_sort(client: &Client) {
             let gpu = SortPlan::for_client(client);
             // The one-cube sort at a short axis and at its longest, and the radix passes, each
             // with plane scans (what a GPU runs) and with shared-memory ones; the radix select
-            // of a long axis, its candidates sorted by one cube and by the radix passes.
+            // of a long axis, one cube per row and over tiles, its candidates sorted by one cube
+            // and by the radix passes.
             let shared = SortPlan {
                 planes: false,
                 ..gpu
@@ -379,6 +359,10 @@ pub fn launch_every_sort(client: &Client) {
                 ..gpu
             };
             let select_then_passes = SortPlan { cube_len: 0, ..gpu };
+            let tiled_select = SortPlan {
+                row_select_len: 0,
+                ..gpu
+            };
             let configurations = [
                 (SortOrder::Ascending, gpu, 200),
                 (SortOrder::Descending, gpu, CUBE_SORT_MAX),
@@ -394,6 +378,15 @@ pub fn launch_every_sort(client: &Client) {
                 (SortOrder::Descending, shared, 200),
                 (SortOrder::Descending, gpu, CUBE_SORT_MAX + 1),
                 (SortOrder::Ascending, shared, CUBE_SORT_MAX + 1),
+                (SortOrder::Descending, tiled_select, CUBE_SORT_MAX + 1),
+                (
+                    SortOrder::Ascending,
+                    SortPlan {
+                        planes: false,
+                        ..tiled_select
+                    },
+                    CUBE_SORT_MAX + 1,
+                ),
                 (SortOrder::Ascending, select_then_passes, 200),
                 (
                     SortOrder::Descending,
@@ -578,9 +571,9 @@ pub const OPERATORS: [Operator; 8] = [
         launch_every_sort,
         &[
             "sort_keys",
+            "sort_keys_counted",
             "sort_count_digits",
-            "sort_scan_blocks",
-            "nonzero_scan_tiles",
+            "sort_scan_digits",
             "sort_scatter_digits",
             "sort_segments_in_cube",
             "sort_gather_values",
@@ -590,6 +583,7 @@ pub const OPERATORS: [Operator; 8] = [
             "select_pick_digit",
             "select_count_ties",
             "select_gather",
+            "select_rows",
         ],
     ),
     ("tuples", launch_every_tuples, &["index_tuples"]),
