@@ -4,8 +4,8 @@
 //! Rows: detector-like boxes `[B, N, 4]` (each a jittered copy of one of 40 objects' boxes) and
 //! scores `[B, C, N]` (cubes of uniform numbers, so most are low), IoU threshold 0.45, with no
 //! score threshold and with YOLO's 0.25, each labelled with the launches the kernel crate's NMS
-//! takes on this device (counted by its capture). `non_max_suppression` runs every (batch, class) on the
-//! device with one fixed-size result, against
+//! takes on this device (counted by its capture). `non_max_suppression` runs every (batch,
+//! class) on the device with one fixed-size result, against
 //! - `burn-vision nms`: burn-vision's `nms`, one call per (batch, class) as burn-onnx imports
 //!   ONNX NonMaxSuppression, each a host round trip that reads the boxes and scores back;
 //! - `copy`: `scores.add_scalar(1.0)`, an elementwise pass over the scores (the memory's pace).

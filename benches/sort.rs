@@ -11,9 +11,9 @@
 //!   without the radix select;
 //! - `copy`: `x.add_scalar(1.0)`, an elementwise pass over the same input (the memory's pace);
 //! - `plan`, with `SORT_BENCH_PLAN` set: the kernel crate's launcher under that plan instead of
-//!   the crate's (`planes=1,cube_len=0,select_k=4096,row_select_len=0`, any of the fields), so
-//!   that one run on a GPU tries the alternatives the cost model weighs; its launches per call
-//!   are printed beside the crate's.
+//!   the crate's (`planes=1,cube_len=0,select_k=4096,cube_pack=0,row_select_len=0`, any of the
+//!   fields), so that one run on a GPU tries the alternatives the cost model weighs; its
+//!   launches per call are printed beside the crate's.
 //!
 //! Each measurement queues `QUEUED` calls between two syncs, each on its own input, keeping
 //! every output alive until the sync. The first input's result is checked against Burn's on the
@@ -50,7 +50,8 @@ const TOP_K_NAMES: [&str; 5] = [
 const QUEUED: usize = 8;
 
 /// The plan `SORT_BENCH_PLAN` asks for: the crate's plan for `client` with the fields it names
-/// changed (`planes=1,cube_len=0,select_k=4096,row_select_len=0`); `None` where it is unset.
+/// changed (`planes=1,cube_len=0,select_k=4096,cube_pack=0,row_select_len=0`); `None` where
+/// it is unset.
 fn plan_from_env(client: &Client) -> Option<SortPlan> {
     let spec = std::env::var("SORT_BENCH_PLAN").ok()?;
     let mut plan = SortPlan::for_client(client);
@@ -66,6 +67,7 @@ fn plan_from_env(client: &Client) -> Option<SortPlan> {
             "planes" => plan.planes = value != 0,
             "cube_len" => plan.cube_len = value,
             "select_k" => plan.select_k = value,
+            "cube_pack" => plan.cube_pack = value,
             "row_select_len" => plan.row_select_len = value,
             other => panic!("SORT_BENCH_PLAN: no field {other:?} in {plan:?}"),
         }

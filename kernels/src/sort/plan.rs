@@ -87,7 +87,8 @@ pub struct SortShape {
     pub k: usize,
 }
 
-/// The input of [`launch_top_k`](super::launch_top_k): `outer * axis_len * inner` contiguous elements.
+/// The input of [`launch_top_k`](super::launch_top_k): `outer * axis_len * inner` contiguous
+/// elements.
 #[derive(Clone, Debug)]
 pub struct SortInput {
     /// The values, read as 32-bit words, so the handle must start on a 4-byte boundary.
@@ -96,9 +97,9 @@ pub struct SortInput {
     pub elem: ElemType,
 }
 
-/// Where [`launch_top_k`](super::launch_top_k) writes: `outer * k * inner` elements each, written as 32-bit words
-/// (both handles must start on a 4-byte boundary; the bytes of the last word past the last
-/// element are overwritten).
+/// Where [`launch_top_k`](super::launch_top_k) writes: `outer * k * inner` elements each,
+/// written as 32-bit words (both handles must start on a 4-byte boundary; the bytes of the last
+/// word past the last element are overwritten).
 #[derive(Clone, Debug)]
 pub struct SortOutput {
     /// The values, in the input's type.

@@ -11,9 +11,9 @@
 //!    equal to `T` belong to the `k`.
 //! 3. [`select_count_ties`](fn@select_count_ties) counts each tile's keys below `T` and equal to
 //!    it; the scan of each of the table's rows (one launch, `sort_scan_digits`) gives each tile
-//!    how many of each come before it in its segment, and [`select_gather`](fn@select_gather) writes every key below `T` and the first
-//!    `remaining` equal to it, with their positions, in position order: the `k` candidates, which
-//!    a stable sort then orders.
+//!    how many of each come before it in its segment, and [`select_gather`](fn@select_gather)
+//!    writes every key below `T` and the first `remaining` equal to it, with their positions, in
+//!    position order: the `k` candidates, which a stable sort then orders.
 
 use cubecl::prelude::*;
 
