@@ -3,7 +3,7 @@
 
 use cubecl::prelude::*;
 
-use super::radix::RADIX_BINS;
+use super::radix::{write_tile_counts, zeroed_bins};
 
 /// How an element's bits order: as an IEEE float, a two's-complement integer or an unsigned
 /// one.
@@ -179,13 +179,8 @@ pub fn sort_keys_counted(
     if CUBE_POS >= tiles {
         terminate!();
     }
-    let bins = Shared::<[Atomic<u32>]>::new_slice(RADIX_BINS);
+    let bins = zeroed_bins(cube_size);
     let unit = UNIT_POS as usize;
-    #[unroll]
-    for i in 0..comptime!(RADIX_BINS / cube_size) {
-        bins[comptime!(i * cube_size) + unit].store(0u32);
-    }
-    sync_cube();
     let segment = CUBE_POS / tiles_per_segment;
     let tile = CUBE_POS % tiles_per_segment;
     let first = tile * comptime!(cube_size * per_unit);
@@ -204,9 +199,5 @@ pub fn sort_keys_counted(
         }
     }
     sync_cube();
-    #[unroll]
-    for i in 0..comptime!(RADIX_BINS / cube_size) {
-        let digit = comptime!(i * cube_size) + unit;
-        counts[(segment * RADIX_BINS + digit) * tiles_per_segment + tile] = bins[digit].load();
-    }
+    write_tile_counts(&bins, counts, segment, tile, tiles_per_segment, cube_size);
 }

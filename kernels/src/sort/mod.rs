@@ -22,7 +22,7 @@
 //!    `k`-th key by radix select and gathers its `k` candidates in position order, then sorts
 //!    only those, as step 2 does: one cube per sequence in one launch
 //!    ([`select_rows`](fn@select_rows)) up to [`SortPlan::row_select_len`], else two launches per
-//!    8-bit digit over tiles and four for the candidates (see the
+//!    8-bit digit over tiles and three for the candidates (see the
 //!    [`select` kernels](fn@select_histogram)).
 //! 4. [`sort_gather_values`](fn@sort_gather_values) copies the first `k` of each segment from
 //!    the input, bit for bit, and [`sort_write_indices`](fn@sort_write_indices) writes their
@@ -35,38 +35,37 @@
 //! # Cost model
 //!
 //! The plan's choices follow from what a GPU pays, not from a CPU driver's timings (lavapipe
-//! runs a launch for almost nothing and reads any pattern at one pace). Three figures, an
-//! H100's roughly:
+//! runs a launch for almost nothing and reads any pattern at one pace). Four quantities of the
+//! GPU (an H100's values, and the thresholds they give, are in `benches/README.md`):
 //!
-//! - `L`, a launch that depends on the one before: about 4 µs;
-//! - `B`, the device's bandwidth when every multiprocessor has work: about 3 TB/s; one cube
-//!   working alone streams `b`, about 100 GB/s;
-//! - `S` multiprocessors (132), each holding a few cubes at once.
+//! - `L`, the cost of a launch that depends on the one before;
+//! - `B`, the device's bandwidth when every multiprocessor has work;
+//! - `b`, what one cube working alone streams;
+//! - `S`, the multiprocessors, each holding a few cubes at once.
 //!
 //! A call then costs about `launches * L + bytes / B` where its cubes fill the GPU, and a cube
 //! that works alone `its bytes / b`. What follows:
 //!
 //! - **Digits of 8 bits** in the radix passes: 4 passes for 32-bit keys, 8 for 64-bit ones, at
 //!   two launches each, since the keys launch counts the first digit and each scatter the next
-//!   (one atomic per run of equal tile and digit). A pass moves about 18 bytes per element (a
-//!   key and a position read and written, the count table); 2^20 f32 keys with positions take
-//!   11 launches and about 104 bytes per element in all, where 4-bit digits took 35 launches
-//!   and about 200 bytes. Wider digits would need tables of 2,048 counts per tile, which
-//!   WebGPU's 16 KiB of shared memory cannot rank.
-//! - **One cube or many** ([`SortPlan::cube_len`]): a sequence of up to 4,096 elements sorts in
-//!   one cube in one launch (8 passes over shared memory, microseconds), where the radix
-//!   passes would take 9 launches, `9 L` = 36 µs, whatever the length.
+//!   (one atomic per run of equal tile and digit). A pass reads and writes a key and a position
+//!   per element, and the count tables; 4-bit digits took twice the passes at four launches
+//!   each. Wider digits would need tables of 2,048 counts per tile, which WebGPU's 16 KiB of
+//!   shared memory cannot rank.
+//! - **One cube or many** ([`SortPlan::cube_len`]): a sequence of up to [`CUBE_SORT_MAX`]
+//!   elements sorts in one cube in one launch (its passes over shared memory cost far less than
+//!   `L`), where the radix passes would take 9 launches, `9 L`, whatever the length.
 //! - **Sequences per cube** ([`SortPlan::cube_pack`]): a cube's passes cost about the same for
-//!   128 elements as for 1,024 (their barriers dominate), so sequences of up to 512 share cubes
-//!   of 1,024 elements: `[100000, 16]` takes 1,563 cubes of 64 sequences, 10 passes each,
-//!   instead of 100,000 cubes with 16 of 128 units busy.
-//! - **Radix select** ([`SortPlan::select_k`]): a top-k of `k` up to 4,096 of a longer axis
-//!   reads its keys once per digit and sorts only `k` candidates in one cube: 5 launches, where
-//!   the whole sort takes 11 and reads and writes every key 4 times.
-//! - **One cube per row for the select** ([`SortPlan::row_select_len`], 2^18): the tiled select
-//!   takes about 12 launches, about 50 µs; one cube reading its row 5 times (4 digits and the
-//!   gather) at `b` takes as long at 2^18 32-bit keys (`5 * 4 * 2^18 / b`), and less below;
-//!   many rows run side by side.
+//!   128 elements as for 1,024 (their barriers dominate), so sequences of up to half of
+//!   `cube_pack` share a cube, grouped again by one more 4-bit pass per 16 of them, where one
+//!   cube each would leave most of its units idle.
+//! - **Radix select** ([`SortPlan::select_k`]): a top-k of `k` up to [`CUBE_SORT_MAX`] of a
+//!   longer axis reads its keys once per digit and sorts only `k` candidates in one cube: 5
+//!   launches, where the whole sort takes 11 and reads and writes every key 4 times.
+//! - **One cube per row for the select** ([`SortPlan::row_select_len`]): the select over tiles
+//!   takes 11 launches more than one cube per row, `11 L`; one cube reads its row 5 times (4
+//!   digits and the gather), `5 * 4 * n / b` for `n` 32-bit keys. One cube per row up to the
+//!   `n` where the two meet; many rows run side by side.
 //!
 //! Each threshold is a [`SortPlan`] field that a run on a GPU can change (the sort bench's
 //! `SORT_BENCH_PLAN`), and the kernel crate's launch budget test holds the launches per call.

@@ -19,8 +19,8 @@ pub const CUBE_SORT_MAX: usize = CUBE_UNITS * 32;
 pub const CUBE_PACK: usize = 1024;
 
 /// The longest axis a plan made by [`SortPlan::for_client`] selects one cube per sequence: where
-/// the cost model (see the [module](super)) puts one cube's passes over a row and the tiled
-/// select's launches even on a GPU.
+/// the cost model (see the [module](super)) puts one cube's passes over a row and the launches
+/// of the select over tiles even on a GPU.
 pub const ROW_SELECT_MAX: usize = 1 << 18;
 
 /// DirectML's `DML_AXIS_DIRECTION`: which end of the order comes first.
@@ -53,7 +53,7 @@ pub struct SortPlan {
     /// of them, where every cube of one would leave most units idle); 0 takes one per cube.
     pub cube_pack: usize,
     /// The longest axis whose radix select runs one cube per sequence, in one launch, instead of
-    /// two launches per digit over tiles and four more for the candidates; 0 never does.
+    /// two launches per digit over tiles and three more for the candidates; 0 never does.
     pub row_select_len: usize,
 }
 

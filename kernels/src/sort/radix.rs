@@ -41,6 +41,37 @@ pub(crate) fn padded(i: usize) -> usize {
     i + i / 32
 }
 
+/// A tile's 256 digit bins in shared memory, zeroed. Every unit of the cube must call it, in
+/// uniform control flow.
+#[cube]
+pub(crate) fn zeroed_bins(#[comptime] cube_size: usize) -> Shared<[Atomic<u32>]> {
+    let bins = Shared::<[Atomic<u32>]>::new_slice(RADIX_BINS);
+    #[unroll]
+    for i in 0..comptime!(RADIX_BINS / cube_size) {
+        bins[comptime!(i * cube_size) + UNIT_POS as usize].store(0u32);
+    }
+    sync_cube();
+    bins
+}
+
+/// Writes tile `tile`'s counted `bins` to its entries of the count table (see the module docs);
+/// the caller has synchronised the cube since the last count.
+#[cube]
+pub(crate) fn write_tile_counts(
+    bins: &Shared<[Atomic<u32>]>,
+    counts: &mut [u32],
+    segment: usize,
+    tile: usize,
+    tiles_per_segment: usize,
+    #[comptime] cube_size: usize,
+) {
+    #[unroll]
+    for i in 0..comptime!(RADIX_BINS / cube_size) {
+        let digit = comptime!(i * cube_size) + UNIT_POS as usize;
+        counts[(segment * RADIX_BINS + digit) * tiles_per_segment + tile] = bins[digit].load();
+    }
+}
+
 /// Counts the digit `(keys[word_offset + g] >> shift) & 255` of every element of each tile into
 /// the count table (see the module docs). One cube per tile, `tiles` in all.
 #[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
@@ -58,13 +89,8 @@ pub fn sort_count_digits(
     if CUBE_POS >= tiles {
         terminate!();
     }
-    let bins = Shared::<[Atomic<u32>]>::new_slice(RADIX_BINS);
+    let bins = zeroed_bins(cube_size);
     let unit = UNIT_POS as usize;
-    #[unroll]
-    for i in 0..comptime!(RADIX_BINS / cube_size) {
-        bins[comptime!(i * cube_size) + unit].store(0u32);
-    }
-    sync_cube();
     let segment = CUBE_POS / tiles_per_segment;
     let tile = CUBE_POS % tiles_per_segment;
     let row = word_offset + segment * axis_len;
@@ -77,11 +103,7 @@ pub fn sort_count_digits(
         }
     }
     sync_cube();
-    #[unroll]
-    for i in 0..comptime!(RADIX_BINS / cube_size) {
-        let digit = comptime!(i * cube_size) + unit;
-        counts[(segment * RADIX_BINS + digit) * tiles_per_segment + tile] = bins[digit].load();
-    }
+    write_tile_counts(&bins, counts, segment, tile, tiles_per_segment, cube_size);
 }
 
 /// Turns each of the `rows` rows of `row_len` entries of `counts` into its exclusive prefix sums,

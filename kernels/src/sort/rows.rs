@@ -4,7 +4,7 @@
 
 use cubecl::prelude::*;
 
-use super::select::{SELECT_BINS, key_words_at, tie_class};
+use super::select::{SELECT_BINS, TakenRun, key_words_at, tie_class, write_candidates};
 use crate::nonzero::{cube_inclusive_sum, scan_rank};
 
 /// Cube `s < segments` writes segment `s`'s `k` smallest keys to `candidates[s * k..]` (key words
@@ -115,26 +115,20 @@ pub fn select_rows(
         }
         let inclusive = cube_inclusive_sum(packed, cube_size, planes);
         let before = inclusive - packed;
-        let mut below = carry_below + (before & 0xFFFFu32);
-        let mut equal = carry_equal + (before >> 16u32);
-        #[unroll]
-        for e in 0..per_unit {
-            let class = classes[e];
-            let taken = class == 1u32 || (class != 0u32 && equal < remaining);
-            let dest = (below + select(equal < remaining, equal, remaining)) as usize;
-            if taken && dest < k {
-                let p = first + e;
-                let (low, high) = key_words_at(keys, len, row + p, key_words);
-                let at = segment * k + dest;
-                candidates[at] = low;
-                if comptime!(key_words == 2) {
-                    candidates[candidates_len + at] = high;
-                }
-                positions[at] = p as u32;
-            }
-            below += select(class == 1u32, 1u32, 0u32);
-            equal += class >> 16u32;
-        }
+        let taken = TakenRun {
+            row,
+            len,
+            first,
+            slots: segment * k,
+            k,
+            candidates_len,
+            below: carry_below + (before & 0xFFFFu32),
+            equal: carry_equal + (before >> 16u32),
+            remaining,
+        };
+        write_candidates(
+            keys, candidates, positions, &classes, &taken, key_words, per_unit,
+        );
         if rank == comptime!(SELECT_BINS - 1) {
             chunk_total[0] = inclusive;
         }

@@ -17,6 +17,7 @@
 
 use cubecl::prelude::*;
 
+use super::radix::zeroed_bins;
 use crate::nonzero::{cube_inclusive_sum, scan_rank};
 
 /// Bins of an 8-bit digit.
@@ -81,13 +82,8 @@ pub fn select_histogram(
     #[comptime] cube_size: usize,
     #[comptime] per_unit: usize,
 ) {
-    let bins = Shared::<[Atomic<u32>]>::new_slice(SELECT_BINS);
+    let bins = zeroed_bins(cube_size);
     let unit = UNIT_POS as usize;
-    #[unroll]
-    for i in 0..comptime!(SELECT_BINS / cube_size) {
-        bins[comptime!(i * cube_size) + unit].store(0u32);
-    }
-    sync_cube();
     let live = CUBE_POS < tiles;
     let segment = CUBE_POS / tiles_per_segment;
     let first = (CUBE_POS % tiles_per_segment) * comptime!(cube_size * per_unit);
@@ -250,6 +246,60 @@ pub fn select_count_ties(
     }
 }
 
+/// Where a run of consecutive elements of a segment puts its candidates.
+#[derive(CubeType, Clone, Copy)]
+pub(super) struct TakenRun {
+    /// Where the segment's keys start, and the distance between key word planes.
+    pub row: usize,
+    pub len: usize,
+    /// The run's first position along the axis.
+    pub first: usize,
+    /// The segment's first candidate slot, `k`, and the distance between candidate word planes.
+    pub slots: usize,
+    pub k: usize,
+    pub candidates_len: usize,
+    /// Keys below the `k`-th key and equal to it before the run, and equal keys the `k` take.
+    pub below: u32,
+    pub equal: u32,
+    pub remaining: u32,
+}
+
+/// Writes the candidates of a run of `per_unit` elements with their `classes` (see
+/// [`tie_class`]): every key below the `k`-th and each equal one while fewer than `remaining`
+/// came before it, to its slot of `candidates` with its position, in position order. Only the
+/// keys taken are read.
+#[cube]
+pub(super) fn write_candidates(
+    keys: &[u32],
+    candidates: &mut [u32],
+    positions: &mut [u32],
+    classes: &Array<u32>,
+    run: &TakenRun,
+    #[comptime] key_words: usize,
+    #[comptime] per_unit: usize,
+) {
+    let mut below = run.below;
+    let mut equal = run.equal;
+    #[unroll]
+    for e in 0..per_unit {
+        let class = classes[e];
+        let taken = class == 1u32 || (class != 0u32 && equal < run.remaining);
+        let dest = (below + select(equal < run.remaining, equal, run.remaining)) as usize;
+        if taken && dest < run.k {
+            let p = run.first + e;
+            let (low, high) = key_words_at(keys, run.len, run.row + p, key_words);
+            let at = run.slots + dest;
+            candidates[at] = low;
+            if comptime!(key_words == 2) {
+                candidates[run.candidates_len + at] = high;
+            }
+            positions[at] = p as u32;
+        }
+        below += select(class == 1u32, 1u32, 0u32);
+        equal += class >> 16u32;
+    }
+}
+
 /// Writes segment `s`'s `k` candidates to `candidates[s * k..]` (key words `candidates_len`
 /// apart) and their positions along the axis to `positions[s * k..]`, in position order: every
 /// key below the segment's `k`-th key, and the first `remaining` keys equal to it. `offsets`,
@@ -282,27 +332,23 @@ pub fn select_gather(
         let tile = CUBE_POS % tiles_per_segment;
         let below_at = segment * 2 * tiles_per_segment;
         let equal_at = below_at + tiles_per_segment;
-        let mut below = offsets[below_at + tile] + (before_in_tile & 0xFFFFu32);
-        let mut equal = offsets[equal_at + tile] + (before_in_tile >> 16);
+        let below = offsets[below_at + tile] + (before_in_tile & 0xFFFFu32);
+        let equal = offsets[equal_at + tile] + (before_in_tile >> 16);
         let remaining = state[segment * STATE_WORDS + 2];
         // Only the keys taken are read again.
-        #[unroll]
-        for e in 0..per_unit {
-            let class = classes[e];
-            let taken = class == 1u32 || (class != 0u32 && equal < remaining);
-            let dest = (below + select(equal < remaining, equal, remaining)) as usize;
-            if taken && dest < k {
-                let p = run.first + e;
-                let (low, high) = key_words_at(keys, len, segment * axis_len + p, key_words);
-                let at = segment * k + dest;
-                candidates[at] = low;
-                if comptime!(key_words == 2) {
-                    candidates[candidates_len + at] = high;
-                }
-                positions[at] = p as u32;
-            }
-            below += select(class == 1u32, 1u32, 0u32);
-            equal += class >> 16;
-        }
+        let taken = TakenRun {
+            row: segment * axis_len,
+            len,
+            first: run.first,
+            slots: segment * k,
+            k,
+            candidates_len,
+            below,
+            equal,
+            remaining,
+        };
+        write_candidates(
+            keys, candidates, positions, &classes, &taken, key_words, per_unit,
+        );
     }
 }
