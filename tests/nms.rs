@@ -137,6 +137,29 @@ fn onnx_examples() {
     check(&classes);
 }
 
+/// Centre boxes whose IoU (ONNX Runtime's 0.91005462) lies just above 0.91: each edge is
+/// rounded on its own, and a compiler that folded `(a + h) - (a - h)` into `h + h` (Metal's
+/// fast math) would give 0.90986264 and keep both.
+#[test]
+fn centre_edges_round_one_by_one() {
+    let mut case = NmsCase {
+        boxes: vec![1000.3, 500.1, 0.7, 0.3, 1000.31, 500.11, 0.7, 0.3],
+        scores: vec![0.9, 0.8],
+        batches: 1,
+        classes: 1,
+        n: 2,
+        iou_threshold: 0.91,
+        score_threshold: None,
+        max_per_class: None,
+        center: true,
+    };
+    assert_eq!(expected_nms(&case), (vec![[0, 0, 0]], 2));
+    check(&case);
+    case.iou_threshold = 0.9101;
+    assert_eq!(expected_nms(&case), (vec![[0, 0, 0], [0, 0, 1]], 2));
+    check(&case);
+}
+
 #[test]
 fn identical_boxes_with_identical_scores_keep_the_first() {
     let case = NmsCase {

@@ -33,18 +33,27 @@
 //! - NonZeroCoordinates' "non-zero": any bit set (for floats any but the sign bit); Compress's
 //!   condition: any bit set; BitCount counts bits.
 //! - ScatterND's float `Min`/`Max`: the order and the NaN test read from the bits, the choice
-//!   applied as bits (typed and packed kernels alike); the deterministic `Add`/`Mul` reduce in
-//!   exact integer arithmetic and round once.
+//!   applied as bits (typed and packed kernels alike). Deterministic `Add` of 16- and 32-bit
+//!   floats sums exactly in integers and rounds once; deterministic `Mul` of them multiplies in
+//!   a fixed order (a tree, or each target's rows in index order where the tree cannot round)
+//!   in integer arithmetic, rounding each step once to nearest even.
 //! - The sort's keys: an order-preserving unsigned key made from each element's bits.
 //! - NMS: the score threshold compares keys; IoU's `fl(i / u) > t` is decided in integers
 //!   ([`nms::quotient_exceeds`](fn@nms::quotient_exceeds)); positivity of areas and overlaps
 //!   is read from the bits.
 //!
-//! What still computes in floats, and why that is safe: ScatterND's float `Add`/`Mul` (the
-//! arithmetic itself, whose order is unspecified unless deterministic) and NMS's box geometry,
-//! where each product and the union's sum pass through an integer XOR with a zero launch
-//! argument, so no compiler fuses or reassociates them: each is one correctly rounded IEEE
-//! operation, as ONNX Runtime computes it.
+//! What still computes in the runtime's float arithmetic, and what that leaves to the runtime:
+//!
+//! - ScatterND's non-deterministic float `Add`/`Mul` (their order is unspecified anyway), the
+//!   packed `f16`/`bf16` ones included (each step in `f32`, rounded to 16 bits on integers).
+//! - Deterministic `f64` `Add`/`Mul`: each target's rows in index order, each step one IEEE
+//!   `f64` operation (`scatter_nd_ordered_f64`); only a device that flushes `f64`
+//!   subnormals would give other bits.
+//! - NMS's box geometry: each edge, extent and product and the union's sum pass through an
+//!   integer XOR with a zero launch argument, so no compiler fuses, folds or reassociates them:
+//!   each is one correctly rounded IEEE operation, as ONNX Runtime computes it. A device that
+//!   flushes `f32` subnormals to zero (DX12, some Vulkan and Metal drivers) turns a subnormal
+//!   extent, overlap or area into zero, which then suppresses nothing.
 
 pub mod bit_count;
 #[doc(hidden)]

@@ -7,6 +7,10 @@
 //! through Dawn's node binding (npm `webgpu` 0.6.2, null backend: no GPU): shader module,
 //! compilation messages and compute pipeline under the default limits, uniformity included.
 //!
+//! Built with `--features cubecl/exclusive-memory-only` (as CI runs it a second time), the WGSL
+//! is the form browsers get: CubeCL turns that on for every wasm target, and its compiler then
+//! declares each buffer a kernel never writes `var<storage, read>`, where Tint rejects atomics.
+//!
 //! Without node or the `webgpu` package (found through `NODE_PATH`) the test says so and checks
 //! only that every kernel turns into WGSL; `BURN_DML_OPS_REQUIRE_TINT=1` makes that a failure.
 //! `BURN_DML_OPS_WGSL_SOURCES=DIR` keeps the sources in `DIR`.

@@ -174,9 +174,31 @@ pub(crate) fn read_int_bits<const D: usize>(tensor: Tensor<D, Int>) -> TensorDat
     Tensor::<D, Int>::from_dispatch(copy).into_data()
 }
 
+/// [`read_int_bits`] without blocking, for browsers: the read completes when the device has
+/// run.
+pub(crate) async fn read_int_bits_async<const D: usize>(tensor: Tensor<D, Int>) -> TensorData {
+    let dims = tensor.dims();
+    let tensor = if dims.iter().product::<usize>() == 0 {
+        tensor
+    } else {
+        let copy = <Dispatch as DmlOps>::int_leading_slices(tensor.into_dispatch(), 0, dims[0]);
+        Tensor::<D, Int>::from_dispatch(copy)
+    };
+    tensor
+        .into_data_async()
+        .await
+        .expect("the device reads the indices back")
+}
+
 /// The first `rows` rows of a padded `[capacity, width]` result (NonZeroCoordinates' and NMS'
 /// exact forms): a contiguous copy of them, or an empty tensor of the same width and dtype.
 pub(crate) fn leading_rows(tensor: Tensor<2, Int>, rows: usize) -> Tensor<2, Int> {
+    let [capacity, _] = tensor.dims();
+    assert!(
+        rows <= capacity,
+        "the device counted {rows} rows of at most {capacity}: a kernel did not run as launched \
+         (a shader the device rejected?), so no result of this device can be trusted"
+    );
     if rows == 0 {
         let [_, width] = tensor.dims();
         return Tensor::empty([0, width], (&tensor.device(), tensor.dtype()));

@@ -52,15 +52,19 @@ pub(crate) fn load_box(
     let mut y_min = low_y;
     let mut y_max = high_y;
     if comptime!(center) {
-        // Halving is exact: a product by 0.5 is what `c / 2` rounds to on every runtime.
-        let half_width = c * 0.5;
-        let half_height = d * 0.5;
-        x_min = a - half_width;
-        x_max = a + half_width;
-        y_min = b - half_height;
-        y_max = b + half_height;
+        // Halving is exact: a product by 0.5 is what `c / 2` rounds to on every runtime. Each
+        // edge is fenced, so that no compiler folds `(a + h) - (a - h)` into `h + h` (fast math
+        // does) or fuses the halving into the edge.
+        let half_width = unfused(c * 0.5, opaque);
+        let half_height = unfused(d * 0.5, opaque);
+        x_min = unfused(a - half_width, opaque);
+        x_max = unfused(a + half_width, opaque);
+        y_min = unfused(b - half_height, opaque);
+        y_max = unfused(b + half_height, opaque);
     }
-    let area = unfused((x_max - x_min) * (y_max - y_min), opaque);
+    let width = unfused(x_max - x_min, opaque);
+    let height = unfused(y_max - y_min, opaque);
+    let area = unfused(width * height, opaque);
     NmsBox {
         x_min,
         x_max,

@@ -189,8 +189,6 @@ pub enum RowLink {
     Push,
     /// Only the latest row in index order stays: the list's head.
     Latest,
-    /// Not at all: the walks along rows sorted by target need only the targets.
-    None,
 }
 
 /// Sets the first `len` elements of `buffer` to zero (the list heads: empty lists).
@@ -207,7 +205,8 @@ pub fn scatter_nd_clear(buffer: &mut [u32], len: usize) {
 /// has `buckets` lists): `next[row]` = the previous head, `heads[list]` = `row + 1` (0 ends a
 /// list), as `link` says: with [`RowLink::Latest`] (deterministic `Assign`) the list keeps only
 /// its latest row in index order, `heads[list]` = the largest `row + 1`, and `next` is left
-/// unwritten; with [`RowLink::None`] (the walks along sorted rows) only `targets` is written.
+/// unwritten. The walks along sorted rows, which need no lists, take
+/// [`scatter_nd_row_targets`](fn@scatter_nd_row_targets).
 #[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn scatter_nd_link_rows<I: Int>(
     indices: &[I],
@@ -227,7 +226,7 @@ pub fn scatter_nd_link_rows<I: Int>(
     }
     let target = target_slice::<I>(indices, &dims, row, read);
     targets[row] = target;
-    if comptime!(link != RowLink::None) && target != SKIPPED {
+    if target != SKIPPED {
         let list = target as usize * buckets as usize + row % buckets as usize;
         if comptime!(link == RowLink::Latest) {
             heads[list].fetch_max(row as u32 + 1);
@@ -235,6 +234,26 @@ pub fn scatter_nd_link_rows<I: Int>(
             next[row] = heads[list].exchange(row as u32 + 1);
         }
     }
+}
+
+/// Step 1 of the walks along rows sorted by target, one unit per update row: `targets[row]` =
+/// its target slice (or the skip marker), and no list. A kernel apart from
+/// [`scatter_nd_link_rows`](fn@scatter_nd_link_rows), whose list heads are atomic: WebGPU
+/// forbids an atomic buffer that a kernel never writes.
+#[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
+pub fn scatter_nd_row_targets<I: Int>(
+    indices: &[I],
+    dims: Sequence<u32>,
+    targets: &mut [u32],
+    rows: usize,
+    #[comptime] read: IndexRead,
+    #[define(I)] _index_type: ElemType,
+) {
+    let row = ABSOLUTE_POS;
+    if row >= rows {
+        terminate!();
+    }
+    targets[row] = target_slice::<I>(indices, &dims, row, read);
 }
 
 /// For update element `position` of the lists' step 2: the output element it targets, the list

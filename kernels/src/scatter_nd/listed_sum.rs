@@ -29,7 +29,7 @@ use super::columns::{
 use super::exact::{SumFormat, add_signed_term_at, hardware_sum, observe, round_signed_sum, widen};
 use super::indices::SKIPPED;
 use super::kernel::list_pending;
-use super::ordered::{positions, unit_at};
+use super::ordered::{read_listed_count, read_listed_unit};
 
 /// Units per cube of the walks' launches: few, so that the walks of a few hot targets spread
 /// over the cores of a CPU driver, which runs each cube on one thread.
@@ -309,7 +309,7 @@ pub fn scatter_nd_listed_sum<N: Size>(
     updates: &[Vector<u32, N>],
     next: &[u32],
     targets: &[u32],
-    listed: &mut [Atomic<u32>],
+    listed: &[u32],
     pending: &mut [Atomic<u32>],
     state: &mut [u32],
     slice: usize,
@@ -322,10 +322,10 @@ pub fn scatter_nd_listed_sum<N: Size>(
 ) {
     // Its launches have a unit per listed unit (sized on the device, or over the walks').
     let at = ABSOLUTE_POS;
-    if at >= positions(&*listed, units, true) {
+    if at >= read_listed_count(listed) {
         terminate!();
     }
-    let unit = unit_at(&*listed, at, true);
+    let unit = read_listed_unit(listed, at);
     let (cols, base, works) = listed_unit(targets, unit, (slice, groups, units));
     if !works {
         terminate!();

@@ -66,7 +66,7 @@ pub use indices::{IndexRead, scatter_nd_resolve_indices};
 pub use kernel::{
     ReduceOp, RowLink, scatter_nd_assign, scatter_nd_atomic, scatter_nd_clear,
     scatter_nd_combine_buckets, scatter_nd_gather, scatter_nd_link_rows, scatter_nd_reduce_lists,
-    scatter_nd_segment_lists,
+    scatter_nd_row_targets, scatter_nd_segment_lists,
 };
 pub use latest::scatter_nd_assign_latest;
 pub use launch::{

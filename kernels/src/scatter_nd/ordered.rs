@@ -105,6 +105,22 @@ pub(super) fn listed_unit(lists: &[Atomic<u32>], at: usize, position: usize) -> 
     lists[at + 1usize + position].load() as usize
 }
 
+/// How many units the counted `list` holds (at most its room), read with plain loads: for a
+/// list that an earlier launch wrote and this one only reads, since WebGPU forbids an atomic
+/// buffer that a kernel never writes.
+#[cube]
+pub(super) fn read_listed_count(list: &[u32]) -> usize {
+    let listed = list[0] as usize;
+    let room = list.len() - 1usize;
+    select(listed < room, listed, room)
+}
+
+/// The unit at `position` of the counted `list`, read as [`read_listed_count`] reads it.
+#[cube]
+pub(super) fn read_listed_unit(list: &[u32], position: usize) -> usize {
+    list[1usize + position] as usize
+}
+
 /// How far apart the positions one unit takes lie: the launch's units. A launch with a unit
 /// per position takes one each; a fixed grid over listed units (GPUs, see the launchers'
 /// `Listed`) takes every position a grid apart, so that no launch waits for the count.
@@ -285,7 +301,7 @@ pub fn scatter_nd_ordered_product<N: Size>(
     order: &[u32],
     targets: &[u32],
     masks: &[u32],
-    uncertain: &mut [Atomic<u32>],
+    uncertain: &[u32],
     pending: &mut [Atomic<u32>],
     slice: usize,
     groups: usize,
@@ -300,14 +316,14 @@ pub fn scatter_nd_ordered_product<N: Size>(
     let stop = if comptime!(resume) {
         positions(&*pending, units, true)
     } else {
-        positions(&*uncertain, units, true)
+        read_listed_count(uncertain)
     };
     let mut at = ABSOLUTE_POS;
     while at < stop {
         let unit = if comptime!(resume) {
             unit_at(&*pending, at, true)
         } else {
-            unit_at(&*uncertain, at, true)
+            read_listed_unit(uncertain, at)
         };
         let mask = masks[unit];
         let (cols, base, start, end, active) = ordered_walk(

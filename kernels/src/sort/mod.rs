@@ -90,7 +90,9 @@ pub use output::{sort_gather_values, sort_write_indices};
 pub use plan::{
     CUBE_PACK, CUBE_SORT_MAX, ROW_SELECT_MAX, SortInput, SortOrder, SortOutput, SortPlan, SortShape,
 };
-pub use radix::{sort_count_digits, sort_scan_digits, sort_scatter_digits};
+pub use radix::{
+    sort_count_digits, sort_scan_digits, sort_scatter_digits, sort_scatter_last_digits,
+};
 pub use rows::select_rows;
 pub use select::{
     select_count_ties, select_gather, select_histogram, select_pick_digit, select_start,

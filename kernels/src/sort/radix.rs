@@ -197,12 +197,12 @@ pub fn sort_scan_digits(
 
 /// Moves every element (its `key_words` key words, planes `len` apart, and its position) to its
 /// place for the digit at `shift` of key word `word_offset / len` (see the module docs):
-/// `offsets` is the scanned count table and `totals` each (segment, digit)'s count. With
-/// `count_next`, also counts the next pass's digit (at `next_shift` of key word
-/// `next_word_offset / len`) of each element into `next_counts` at the tile it moves to, so the
-/// next pass needs no count launch: a unit adds its run of consecutive places with one atomic
-/// per change of tile or digit. One cube per tile, `tiles` in all; a tile holds at most 65,536
-/// elements.
+/// `offsets` is the scanned count table and `totals` each (segment, digit)'s count. Also counts
+/// the next pass's digit (at `next_shift` of key word `next_word_offset / len`) of each element
+/// into `next_counts` at the tile it moves to, so the next pass needs no count launch: a unit
+/// adds its run of consecutive places with one atomic per change of tile or digit. One cube per
+/// tile, `tiles` in all; a tile holds at most 65,536 elements. The last pass, which counts
+/// nothing, is [`sort_scatter_last_digits`](fn@sort_scatter_last_digits).
 #[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn sort_scatter_digits(
     keys: &[u32],
@@ -224,11 +224,139 @@ pub fn sort_scatter_digits(
     #[comptime] cube_size: usize,
     #[comptime] per_unit: usize,
     #[comptime] planes: bool,
-    #[comptime] count_next: bool,
 ) {
     if CUBE_POS >= tiles {
         terminate!();
     }
+    let capacity = comptime!(cube_size * per_unit);
+    let mut slots = Shared::<[u32]>::new_slice(comptime!(padded_len(capacity)));
+    let mut digit_place = Shared::<[u32]>::new_slice(RADIX_BINS);
+    let mut digit_start = Shared::<[u32]>::new_slice(RADIX_BINS);
+    let (run, live) = move_tile(
+        keys,
+        positions,
+        offsets,
+        totals,
+        keys_out,
+        positions_out,
+        &mut slots,
+        &mut digit_place,
+        &mut digit_start,
+        (len, axis_len, tiles_per_segment),
+        (word_offset, shift),
+        (next_word_offset, next_shift),
+        key_words,
+        cube_size,
+        per_unit,
+        planes,
+        true,
+    );
+    let segment = CUBE_POS / tiles_per_segment;
+    let mut pending_at = 0usize;
+    let mut pending = 0u32;
+    #[unroll]
+    for e in 0..per_unit {
+        if e < live {
+            let i = run + e;
+            let slot = slots[padded(i)];
+            let digit = ((slot >> 16u32) & 255u32) as usize;
+            let dest = (digit_place[digit] + i as u32 - digit_start[digit]) as usize;
+            if dest < axis_len {
+                let next_digit = (slot >> 24u32) as usize;
+                let at = (segment * RADIX_BINS + next_digit) * tiles_per_segment + dest / capacity;
+                if pending > 0 && at != pending_at {
+                    next_counts[pending_at].fetch_add(pending);
+                    pending = 0u32;
+                }
+                pending_at = at;
+                pending += 1u32;
+            }
+        }
+    }
+    if pending > 0 {
+        next_counts[pending_at].fetch_add(pending);
+    }
+}
+
+/// The last pass of [`sort_scatter_digits`](fn@sort_scatter_digits), which counts no next
+/// digit: a kernel of its own, since WebGPU forbids an atomic buffer that a kernel never writes
+/// (CubeCL declares such a buffer read-only for browsers).
+#[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
+pub fn sort_scatter_last_digits(
+    keys: &[u32],
+    positions: &[u32],
+    offsets: &[u32],
+    totals: &[u32],
+    keys_out: &mut [u32],
+    positions_out: &mut [u32],
+    len: usize,
+    axis_len: usize,
+    tiles_per_segment: usize,
+    tiles: usize,
+    word_offset: usize,
+    shift: u32,
+    #[comptime] key_words: usize,
+    #[comptime] cube_size: usize,
+    #[comptime] per_unit: usize,
+    #[comptime] planes: bool,
+) {
+    if CUBE_POS >= tiles {
+        terminate!();
+    }
+    let capacity = comptime!(cube_size * per_unit);
+    let mut slots = Shared::<[u32]>::new_slice(comptime!(padded_len(capacity)));
+    let mut digit_place = Shared::<[u32]>::new_slice(RADIX_BINS);
+    let mut digit_start = Shared::<[u32]>::new_slice(RADIX_BINS);
+    move_tile(
+        keys,
+        positions,
+        offsets,
+        totals,
+        keys_out,
+        positions_out,
+        &mut slots,
+        &mut digit_place,
+        &mut digit_start,
+        (len, axis_len, tiles_per_segment),
+        (word_offset, shift),
+        (word_offset, shift),
+        key_words,
+        cube_size,
+        per_unit,
+        planes,
+        false,
+    );
+}
+
+/// A scatter's moves for this cube's tile: orders the tile by digit in `slots` (each element as
+/// its next digit, its digit and its place in the tile, 8 + 8 + 16 bits; the next digit only
+/// with `count_next`), fills `digit_place` and `digit_start` (each digit's place in the segment
+/// and first place in the tile) and moves the keys and positions. Returns the unit's run of
+/// sorted places, its first and how many are live. Every unit of the cube must call it, in
+/// uniform control flow.
+#[cube]
+fn move_tile(
+    keys: &[u32],
+    positions: &[u32],
+    offsets: &[u32],
+    totals: &[u32],
+    keys_out: &mut [u32],
+    positions_out: &mut [u32],
+    slots: &mut [u32],
+    digit_place: &mut [u32],
+    digit_start: &mut [u32],
+    sizes: (usize, usize, usize),
+    digit: (usize, u32),
+    next: (usize, u32),
+    #[comptime] key_words: usize,
+    #[comptime] cube_size: usize,
+    #[comptime] per_unit: usize,
+    #[comptime] planes: bool,
+    #[comptime] count_next: bool,
+) -> (usize, usize) {
+    let (len, axis_len, tiles_per_segment) = sizes;
+    let (word_offset, shift) = digit;
+    let (next_word_offset, next_shift) = next;
     let capacity = comptime!(cube_size * per_unit);
     let segment = CUBE_POS / tiles_per_segment;
     let tile = CUBE_POS % tiles_per_segment;
@@ -240,8 +368,6 @@ pub fn sort_scatter_digits(
     }
     let unit = UNIT_POS as usize;
     let rank = scan_rank(cube_size, planes) as usize;
-    // Each element as its next digit, its digit and its place in the tile, 8 + 8 + 16 bits.
-    let mut slots = Shared::<[u32]>::new_slice(comptime!(padded_len(capacity)));
     #[unroll]
     for e in 0..per_unit {
         let i = comptime!(e * cube_size) + unit;
@@ -262,7 +388,6 @@ pub fn sort_scatter_digits(
     }
     // Each digit's first place in the segment (the exclusive scan of its digit totals) plus the
     // tile's first place among the segment's elements of that digit (the scanned table).
-    let mut digit_place = Shared::<[u32]>::new_slice(RADIX_BINS);
     let per_digit_unit = comptime!(RADIX_BINS / cube_size);
     let mut held = Array::<u32>::new(per_digit_unit);
     let mut local = 0u32;
@@ -311,7 +436,6 @@ pub fn sort_scatter_digits(
         sync_cube();
     }
     // Each digit's first place in the tile.
-    let mut digit_start = Shared::<[u32]>::new_slice(RADIX_BINS);
     #[unroll]
     for e in 0..per_unit {
         let i = comptime!(e * cube_size) + unit;
@@ -345,31 +469,5 @@ pub fn sort_scatter_digits(
             }
         }
     }
-    if comptime!(count_next) {
-        let mut pending_at = 0usize;
-        let mut pending = 0u32;
-        #[unroll]
-        for e in 0..per_unit {
-            if e < live {
-                let i = run + e;
-                let slot = slots[padded(i)];
-                let digit = ((slot >> 16u32) & 255u32) as usize;
-                let dest = (digit_place[digit] + i as u32 - digit_start[digit]) as usize;
-                if dest < axis_len {
-                    let next_digit = (slot >> 24u32) as usize;
-                    let at =
-                        (segment * RADIX_BINS + next_digit) * tiles_per_segment + dest / capacity;
-                    if pending > 0 && at != pending_at {
-                        next_counts[pending_at].fetch_add(pending);
-                        pending = 0u32;
-                    }
-                    pending_at = at;
-                    pending += 1u32;
-                }
-            }
-        }
-        if pending > 0 {
-            next_counts[pending_at].fetch_add(pending);
-        }
-    }
+    (run, live)
 }

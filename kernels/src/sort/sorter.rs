@@ -10,6 +10,7 @@ use super::output::{sort_gather_values, sort_write_indices};
 use super::plan::{CUBE_SORT_MAX, CUBE_UNITS, SortOutput, SortPlan};
 use super::radix::{
     RADIX_BINS, RADIX_BITS, padded_len, sort_count_digits, sort_scan_digits, sort_scatter_digits,
+    sort_scatter_last_digits,
 };
 use super::short::sort_segments_in_cube;
 use crate::capture::launch_unchecked;
@@ -433,7 +434,8 @@ impl<'a> RadixSort<'a> {
     ) {
         let key_words = self.len * self.format.words();
         let rows = self.len / self.axis_len * RADIX_BINS;
-        let (next_word_offset, next_shift) = next.unwrap_or((word_offset, shift));
+        let cubes = || tile_cubes(self.client, self.tiles);
+        let dim = CubeDim::new_1d(TILE as u32);
         // SAFETY: units read keys below `word_offset + len <= key_words` (and the next digit's
         // word below the same bound) and positions below `len`, at `segment * axis_len +
         // position` for an existing element; the tables are read and added to below
@@ -441,32 +443,62 @@ impl<'a> RadixSort<'a> {
         // checked against the axis in the kernel) and the totals below `rows`; stores stay
         // below `len`.
         unsafe {
-            launch_unchecked!(sort_scatter_digits(
-                self.client,
-                tile_cubes(self.client, self.tiles),
-                CubeDim::new_1d(TILE as u32),
-                self.address,
-                BufferArg::from_raw_parts(self.keys[from].clone(), key_words),
-                BufferArg::from_raw_parts(self.positions[from].clone(), self.len),
-                BufferArg::from_raw_parts(counts.clone(), self.table_len),
-                BufferArg::from_raw_parts(self.totals.clone(), rows),
-                BufferArg::from_raw_parts(self.keys[1 - from].clone(), key_words),
-                BufferArg::from_raw_parts(self.positions[1 - from].clone(), self.len),
-                BufferArg::from_raw_parts(next_counts.clone(), self.table_len),
-                self.len,
-                self.axis_len,
-                self.tiles_per_segment,
-                self.tiles,
-                word_offset,
-                shift,
-                next_word_offset,
-                next_shift,
-                self.format.words(),
-                TILE,
-                RUN,
-                self.planes,
-                next.is_some(),
-            ));
+            let keys = || BufferArg::from_raw_parts(self.keys[from].clone(), key_words);
+            let positions = || BufferArg::from_raw_parts(self.positions[from].clone(), self.len);
+            let offsets = || BufferArg::from_raw_parts(counts.clone(), self.table_len);
+            let totals = || BufferArg::from_raw_parts(self.totals.clone(), rows);
+            let keys_out = || BufferArg::from_raw_parts(self.keys[1 - from].clone(), key_words);
+            let positions_out =
+                || BufferArg::from_raw_parts(self.positions[1 - from].clone(), self.len);
+            match next {
+                Some((next_word_offset, next_shift)) => launch_unchecked!(sort_scatter_digits(
+                    self.client,
+                    cubes(),
+                    dim,
+                    self.address,
+                    keys(),
+                    positions(),
+                    offsets(),
+                    totals(),
+                    keys_out(),
+                    positions_out(),
+                    BufferArg::from_raw_parts(next_counts.clone(), self.table_len),
+                    self.len,
+                    self.axis_len,
+                    self.tiles_per_segment,
+                    self.tiles,
+                    word_offset,
+                    shift,
+                    next_word_offset,
+                    next_shift,
+                    self.format.words(),
+                    TILE,
+                    RUN,
+                    self.planes,
+                )),
+                None => launch_unchecked!(sort_scatter_last_digits(
+                    self.client,
+                    cubes(),
+                    dim,
+                    self.address,
+                    keys(),
+                    positions(),
+                    offsets(),
+                    totals(),
+                    keys_out(),
+                    positions_out(),
+                    self.len,
+                    self.axis_len,
+                    self.tiles_per_segment,
+                    self.tiles,
+                    word_offset,
+                    shift,
+                    self.format.words(),
+                    TILE,
+                    RUN,
+                    self.planes,
+                )),
+            }
         }
     }
 }

@@ -58,7 +58,7 @@ pub fn assert_count_fits(name: &str, cube_count: &CubeCount, hardware: &Hardware
 }
 
 /// Every `#[cube(launch_unchecked)]` kernel function of the crate.
-pub const KERNELS: [&str; 56] = [
+pub const KERNELS: [&str; 58] = [
     "bit_count_kernel",
     "bit_count_words_kernel",
     "compress_gather_packed",
@@ -97,6 +97,7 @@ pub const KERNELS: [&str; 56] = [
     "scatter_nd_reduce_lists_packed",
     "scatter_nd_reduce_lists_split",
     "scatter_nd_resolve_indices",
+    "scatter_nd_row_targets",
     "scatter_nd_segment_lists",
     "scatter_nd_segment_lists_packed",
     "scatter_nd_segment_lists_split",
@@ -113,6 +114,7 @@ pub const KERNELS: [&str; 56] = [
     "sort_keys_counted",
     "sort_scan_digits",
     "sort_scatter_digits",
+    "sort_scatter_last_digits",
     "sort_segments_in_cube",
     "sort_write_indices",
 ];
@@ -539,6 +541,7 @@ pub const OPERATORS: [Operator; 8] = [
             "scatter_nd_gather_packed",
             "scatter_nd_clear",
             "scatter_nd_link_rows",
+            "scatter_nd_row_targets",
             "scatter_nd_segment_lists",
             "scatter_nd_reduce_lists",
             "scatter_nd_combine_buckets",
@@ -575,6 +578,7 @@ pub const OPERATORS: [Operator; 8] = [
             "sort_count_digits",
             "sort_scan_digits",
             "sort_scatter_digits",
+            "sort_scatter_last_digits",
             "sort_segments_in_cube",
             "sort_gather_values",
             "sort_write_indices",

@@ -8,8 +8,8 @@ use burn::tensor::{Bool, Float, Int, Tensor};
 
 pub use options::{OutOfBounds, Reduction, ScatterNdOptions};
 
-use self::check::{Operand, check, check_in_range};
-use super::support::read_int_bits;
+use self::check::{Operand, Plan, check, check_in_range};
+use super::support::{read_int_bits, read_int_bits_async};
 use crate::{DmlOps, DmlOpsError};
 
 /// ScatterND: `output = input; output[indices[...]] = updates[...]`, with negative indices,
@@ -112,6 +112,53 @@ pub trait ScatterNdExt<const D: usize, K: burn::tensor::kind::Basic> {
         updates: Tensor<DU, K>,
         options: ScatterNdOptions,
     ) -> Result<Tensor<D, K>, DmlOpsError>;
+
+    /// [`try_scatter_nd`](Self::try_scatter_nd) without blocking, for browsers, where a
+    /// blocking read panics: with [`OutOfBounds::Error`] the indices are read back with an
+    /// async read, which completes when the device has run. The same result and errors
+    /// otherwise; nothing else reads back.
+    ///
+    /// # Errors
+    ///
+    /// As [`try_scatter_nd`](Self::try_scatter_nd).
+    fn try_scatter_nd_async<const DI: usize, const DU: usize>(
+        self,
+        indices: Tensor<DI, Int>,
+        updates: Tensor<DU, K>,
+        options: ScatterNdOptions,
+    ) -> impl Future<Output = Result<Tensor<D, K>, DmlOpsError>>;
+}
+
+/// The checks every ScatterND makes before anything runs, up to the range check of
+/// [`OutOfBounds::Error`] (which needs the indices' values): the plan of the call.
+fn checked_plan<const D: usize, const DI: usize, const DU: usize, K>(
+    input: &Tensor<D, K>,
+    indices: &Tensor<DI, Int>,
+    updates: &Tensor<DU, K>,
+    options: &ScatterNdOptions,
+    tracked: bool,
+) -> Result<Plan, DmlOpsError>
+where
+    K: burn::tensor::kind::Basic,
+{
+    let operand = |shape, dtype, device| Operand {
+        shape,
+        dtype,
+        device,
+    };
+    let plan = check(
+        &operand(&input.dims(), input.dtype(), &input.device()),
+        &operand(&indices.dims(), indices.dtype(), &indices.device()),
+        &operand(&updates.dims(), updates.dtype(), &updates.device()),
+        options,
+    )?;
+    if !matches!(options.reduction, Reduction::Assign | Reduction::Add) && tracked {
+        return Err(DmlOpsError::InvalidArgument {
+            operator: check::OPERATOR,
+            detail: crate::scatter_nd_rules::not_differentiable(options.reduction),
+        });
+    }
+    Ok(plan)
 }
 
 /// Whether autodiff tracks a Float operand.
@@ -149,47 +196,51 @@ macro_rules! impl_scatter_nd {
                 updates: Tensor<DU, $kind>,
                 options: ScatterNdOptions,
             ) -> Result<Tensor<D, $kind>, DmlOpsError> {
-                let (input_shape, indices_shape, updates_shape) =
-                    (self.dims(), indices.dims(), updates.dims());
-                let (input_device, indices_device, updates_device) =
-                    (self.device(), indices.device(), updates.device());
-                let operand = |shape, dtype, device| Operand {
-                    shape,
-                    dtype,
-                    device,
-                };
-                let plan = check(
-                    &operand(&input_shape, self.dtype(), &input_device),
-                    &operand(&indices_shape, indices.dtype(), &indices_device),
-                    &operand(&updates_shape, updates.dtype(), &updates_device),
-                    &options,
-                )?;
-                if !matches!(options.reduction, Reduction::Assign | Reduction::Add)
-                    && ($tracked(&self) || $tracked(&updates))
-                {
-                    return Err(DmlOpsError::InvalidArgument {
-                        operator: check::OPERATOR,
-                        detail: crate::scatter_nd_rules::not_differentiable(options.reduction),
-                    });
-                }
+                let tracked = $tracked(&self) || $tracked(&updates);
+                let plan = checked_plan(&self, &indices, &updates, &options, tracked)?;
                 if options.out_of_bounds == OutOfBounds::Error {
                     let data = read_int_bits(indices.clone());
-                    check_in_range(&data, &plan, &input_shape)?;
+                    check_in_range(&data, &plan, &self.dims())?;
                 }
-                // The backends skip the leading dimensions that `input_dims` ignores (all of size
-                // 1): reshaping them away here would copy a view with a kernel of its type.
-                let output = <Dispatch as DmlOps>::$method(
-                    self.into_dispatch(),
-                    indices.into_dispatch(),
-                    updates.into_dispatch(),
-                    options.reduction,
-                    options.out_of_bounds,
-                    plan.real_input.len(),
-                    options.deterministic,
-                );
-                Ok(Tensor::from_dispatch(output))
+                Ok(launch_scatter_nd!(
+                    $method, self, indices, updates, options, plan
+                ))
+            }
+
+            async fn try_scatter_nd_async<const DI: usize, const DU: usize>(
+                self,
+                indices: Tensor<DI, Int>,
+                updates: Tensor<DU, $kind>,
+                options: ScatterNdOptions,
+            ) -> Result<Tensor<D, $kind>, DmlOpsError> {
+                let tracked = $tracked(&self) || $tracked(&updates);
+                let plan = checked_plan(&self, &indices, &updates, &options, tracked)?;
+                if options.out_of_bounds == OutOfBounds::Error {
+                    let data = read_int_bits_async(indices.clone()).await;
+                    check_in_range(&data, &plan, &self.dims())?;
+                }
+                Ok(launch_scatter_nd!(
+                    $method, self, indices, updates, options, plan
+                ))
             }
         }
+    };
+}
+
+/// The backend's ScatterND of a checked call. The backends skip the leading dimensions that
+/// `input_dims` ignores (all of size 1): reshaping them away here would copy a view with a
+/// kernel of its type.
+macro_rules! launch_scatter_nd {
+    ($method:ident, $input:expr, $indices:expr, $updates:expr, $options:expr, $plan:expr) => {
+        Tensor::from_dispatch(<Dispatch as DmlOps>::$method(
+            $input.into_dispatch(),
+            $indices.into_dispatch(),
+            $updates.into_dispatch(),
+            $options.reduction,
+            $options.out_of_bounds,
+            $plan.real_input.len(),
+            $options.deterministic,
+        ))
     };
 }
 

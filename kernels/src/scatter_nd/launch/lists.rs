@@ -16,8 +16,8 @@ use crate::launch::elementwise_geometry;
 use crate::scatter_nd::{
     GROUP_COLUMNS, ReduceOp, RowLink, ScatterStrategy, scatter_nd_assign_latest, scatter_nd_clear,
     scatter_nd_combine_buckets, scatter_nd_link_rows, scatter_nd_reduce_lists,
-    scatter_nd_reduce_lists_packed, scatter_nd_reduce_lists_split, scatter_nd_segment_lists,
-    scatter_nd_segment_lists_packed, scatter_nd_segment_lists_split,
+    scatter_nd_reduce_lists_packed, scatter_nd_reduce_lists_split, scatter_nd_row_targets,
+    scatter_nd_segment_lists, scatter_nd_segment_lists_packed, scatter_nd_segment_lists_split,
 };
 
 /// Lists per target for `rows` update rows onto `targets` target slices, in the plain lists
@@ -162,21 +162,38 @@ pub(super) unsafe fn launch_lists(
     let ordered = ordered_step(binding, op).filter(|_| deterministic);
     let listed_sum =
         exact_sum_format(binding, op).filter(|_| strategy == ScatterStrategy::ListedDeterministic);
-    let link = if ordered.is_some() {
-        RowLink::None
-    } else if deterministic && op.is_none() {
+    let row_targets = client.empty(rows * size_of::<u32>());
+    let (row_cubes, row_dim) = elementwise_geometry(client, rows);
+    if let Some(step) = ordered {
+        // SAFETY: unit `row < rows` reads its row's indices (the caller's checks) and writes
+        // `row_targets[row]`, which holds `rows` u32; the walks as `launch_lists` (below).
+        unsafe {
+            launch_unchecked!(scatter_nd_row_targets(
+                client,
+                row_cubes,
+                row_dim,
+                *address,
+                BufferArg::from_raw_parts(indices.handle.clone(), *index_len),
+                dims_arg(dims),
+                BufferArg::from_raw_parts(row_targets.clone(), rows),
+                rows,
+                indices.read,
+                indices.elem,
+            ));
+            // The listed strategy sizes the tree's launches on the device (CPU drivers).
+            let on_device = strategy == ScatterStrategy::ListedDeterministic;
+            launch_ordered(client, lists, &row_targets, step, on_device);
+        }
+        return;
+    }
+    let link = if deterministic && op.is_none() {
         RowLink::Latest
     } else {
         RowLink::Push
     };
-    let (lists_len, next_len) = if link == RowLink::None {
-        (1, 1)
-    } else {
-        (targets * buckets, rows)
-    };
+    let lists_len = targets * buckets;
     let heads = client.empty(lists_len * size_of::<u32>());
-    let next = client.empty(next_len * size_of::<u32>());
-    let row_targets = client.empty(rows * size_of::<u32>());
+    let next = client.empty(rows * size_of::<u32>());
     let (element_cubes, element_dim) = elementwise_geometry(client, units);
     // SAFETY (every launch): the scratch buffers hold `lists_len`, `rows` and `rows` u32; the
     // kernels guard their units against `lists_len`, `rows`, `units` or `output_len`, and index
@@ -185,27 +202,24 @@ pub(super) unsafe fn launch_lists(
     // segment buffers hold `units` values and `rows` links, indexed by update element and row;
     // without, they hold one each and no kernel reads them (no row starts a segment).
     unsafe {
-        if link != RowLink::None {
-            let (cubes, dim) = elementwise_geometry(client, lists_len);
-            launch_unchecked!(scatter_nd_clear(
-                client,
-                cubes,
-                dim,
-                *address,
-                BufferArg::from_raw_parts(heads.clone(), lists_len),
-                lists_len,
-            ));
-        }
-        let (cubes, dim) = elementwise_geometry(client, rows);
-        launch_unchecked!(scatter_nd_link_rows(
+        let (cubes, dim) = elementwise_geometry(client, lists_len);
+        launch_unchecked!(scatter_nd_clear(
             client,
             cubes,
             dim,
             *address,
+            BufferArg::from_raw_parts(heads.clone(), lists_len),
+            lists_len,
+        ));
+        launch_unchecked!(scatter_nd_link_rows(
+            client,
+            row_cubes,
+            row_dim,
+            *address,
             BufferArg::from_raw_parts(indices.handle.clone(), *index_len),
             dims_arg(dims),
             BufferArg::from_raw_parts(heads.clone(), lists_len),
-            BufferArg::from_raw_parts(next.clone(), next_len),
+            BufferArg::from_raw_parts(next.clone(), rows),
             BufferArg::from_raw_parts(row_targets.clone(), rows),
             rows,
             buckets as u32,
@@ -213,12 +227,6 @@ pub(super) unsafe fn launch_lists(
             link,
             indices.elem,
         ));
-        if let Some(step) = ordered {
-            // The listed strategy sizes the tree's launches on the device (CPU drivers).
-            let on_device = strategy == ScatterStrategy::ListedDeterministic;
-            launch_ordered(client, lists, &row_targets, step, on_device);
-            return;
-        }
         if let Some(format) = listed_sum {
             let typed = match binding {
                 DataBinding::Typed(elem) => Some(elem),
