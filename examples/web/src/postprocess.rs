@@ -40,8 +40,9 @@ pub struct Kept {
 }
 
 /// Keeps the best boxes of `detections` on `device`: NMS per class, then the `top` highest
-/// scores among the kept (ties: the lower NMS row first). Only the count and the final rows are
-/// read back, both with async reads, so this runs in browsers.
+/// scores among the kept (ties: the lower NMS row first). Only the `top` rows and their scores
+/// are read back, with async reads, so this runs in browsers; no count is read, as padding rows
+/// (box -1) rank last and are dropped on the host.
 ///
 /// # Errors
 ///
@@ -83,7 +84,6 @@ pub async fn keep_best(
         .select(0, flat)
         .mask_fill(padding, f32::NEG_INFINITY);
     let top = row_scores.top_k(settings.top.min(rows), 0, Order::Descending);
-    let count = selected.count_async().await;
     let best: Tensor<2, Int> = selected.selected.select(0, top.indices);
     let best = read_i64(best).await?;
     let best_scores = top
@@ -97,7 +97,7 @@ pub async fn keep_best(
     Ok(best
         .chunks(3)
         .zip(best_scores)
-        .take(count.min(settings.top))
+        .filter(|(row, _)| row[2] >= 0)
         .map(|(row, score)| Kept {
             class: row[1] as usize,
             index: row[2] as usize,

@@ -20,32 +20,21 @@ async fn examples(devices: &Devices, report: &mut Report) {
     let input = || int_tensor(&[1, 2, 3, 4, 5, 6, 7, 8], [8], DType::I32, gpu);
     let updates = || int_tensor(&[9, 10, 11, 12], [4], DType::I32, gpu);
     let expected = [1, 11, 3, 10, 9, 6, 7, 12];
-    check!(
-        report,
-        "scatter_nd: the spec's example, positive indices".into(),
-        async {
-            let indices = int_tensor(&[4, 3, 1, 7], [4, 1], DType::I32, gpu);
-            holds(
-                "output",
-                input().scatter_nd_update(indices, updates()),
-                &expected,
-            )
-            .await
-        }
-    );
-    check!(
-        report,
-        "scatter_nd: the spec's example, negative indices".into(),
-        async {
-            let indices = int_tensor(&[-4, -5, -7, -1], [4, 1], DType::I32, gpu);
-            holds(
-                "output",
-                input().scatter_nd_update(indices, updates()),
-                &expected,
-            )
-            .await
-        }
-    );
+    for (sign, tuples) in [("positive", [4, 3, 1, 7]), ("negative", [-4, -5, -7, -1])] {
+        check!(
+            report,
+            format!("scatter_nd: the spec's example, {sign} indices"),
+            async {
+                let indices = int_tensor(&tuples, [4, 1], DType::I32, gpu);
+                holds(
+                    "output",
+                    input().scatter_nd_update(indices, updates()),
+                    &expected,
+                )
+                .await
+            }
+        );
+    }
     check!(
         report,
         "scatter_nd: the spec's example, Add of duplicates".into(),
