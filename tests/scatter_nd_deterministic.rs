@@ -640,6 +640,31 @@ fn products_everywhere(
     out
 }
 
+/// The oracle's own rounding: long products of 16-bit values often lie a hair above a tie,
+/// where rounding twice (through `f32`, or dropping low bits first) gives the tie's even
+/// neighbour instead of the value above.
+#[test]
+fn the_oracle_rounds_a_hair_above_a_tie_up() {
+    let hair = 2f64.powi(-40);
+    for (dtype, unit) in [(DType::BF16, 2f64.powi(-7)), (DType::F16, 2f64.powi(-10))] {
+        assert_eq!(fit(dtype, 1.0 + unit / 2.0 + hair), 1.0 + unit, "{dtype:?}");
+        assert_eq!(
+            fit(dtype, -1.0 - unit / 2.0 - hair),
+            -1.0 - unit,
+            "{dtype:?}"
+        );
+        assert_eq!(
+            fit(dtype, 1.0 + unit / 2.0),
+            1.0,
+            "{dtype:?}: a tie goes to even"
+        );
+        assert_eq!(fit(dtype, 1.0 + unit / 2.0 - hair), 1.0, "{dtype:?}");
+    }
+    let smallest = half::bf16::from_bits(1).to_f64();
+    assert_eq!(fit(DType::BF16, smallest / 2.0 + hair * smallest), smallest);
+    assert_eq!(fit(DType::BF16, f64::MAX), f64::INFINITY);
+}
+
 /// `a` and `b` equal as floats, NaN equal to NaN (the bits of NaN are checked by Flex).
 fn same_values(a: &[f64], b: &[f64]) -> bool {
     a.len() == b.len()

@@ -611,8 +611,8 @@ fn deterministic_packed_data_matches_the_host() {
     ] {
         let reduction = ScatterReduction::Reduce(ReduceOp::Add);
         let encode = |v: f64| match elem {
-            ElemType::Float(FloatKind::F16) => f16::from_f64(v).to_bits(),
-            _ => bf16::from_f64(v).to_bits(),
+            ElemType::Float(FloatKind::F16) => f16::from_f32(odd_f32(v)).to_bits(),
+            _ => bf16::from_f32(odd_f32(v)).to_bits(),
         };
         let decode = |bits: u32| match elem {
             ElemType::Float(FloatKind::F16) => f16::from_bits(bits as u16).to_f64(),

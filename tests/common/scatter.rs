@@ -28,11 +28,29 @@ pub fn fit(dtype: DType, v: f64) -> f64 {
         DType::I16 => v as i64 as i16 as f64,
         DType::U32 => v as i64 as u32 as f64,
         DType::I32 => v as i64 as i32 as f64,
-        DType::F16 => half::f16::from_f64(v).to_f64(),
-        DType::BF16 => half::bf16::from_f64(v).to_f64(),
+        DType::F16 => half::f16::from_f32(odd_f32(v)).to_f64(),
+        DType::BF16 => half::bf16::from_f32(odd_f32(v)).to_f64(),
         DType::F32 => v as f32 as f64,
         _ => v,
     }
+}
+
+/// `v` rounded to odd at `f32`'s precision: its truncation toward zero, with the last bit set
+/// where that dropped anything. From there rounding to nearest in f16 or bf16 (13 and 16 bits
+/// fewer) is the single rounding of `v`; `half`'s `from_f64` rounds through `f32` to nearest
+/// or drops the low 32 bits first, so it misses a tie by less than those bits.
+fn odd_f32(v: f64) -> f32 {
+    let nearest = v as f32;
+    if v.is_nan() || f64::from(nearest) == v {
+        return nearest;
+    }
+    let bits = nearest.to_bits();
+    let toward_zero = if f64::from(nearest).abs() > v.abs() {
+        bits - 1
+    } else {
+        bits
+    };
+    f32::from_bits(toward_zero | 1)
 }
 
 /// The expected output of ScatterND on `input` (shape `shape`), index tuples `indices`
