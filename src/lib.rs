@@ -53,8 +53,8 @@ pub use ops::DmlOps;
 pub use sort_rules::Order;
 pub use tensor::{
     BitCountExt, CompressExt, Compressed, NmsExt, NmsOptions, NonZeroCoordinates, NonZeroExt,
-    NonZeroOptions, OutOfBounds, Reduction, ScatterNdExt, ScatterNdOptions, Selected, SortExt,
-    SortOptions, Sorted,
+    NonZeroOptions, OutOfBounds, Reduction, RowSampling, SampleExt, Sampled, SamplingOptions,
+    ScatterNdExt, ScatterNdOptions, Selected, SortExt, SortOptions, Sorted,
 };
 
 /// Everything model code needs: `use burn_dml_ops::prelude::*;`.
@@ -64,7 +64,7 @@ pub mod prelude {
     pub use crate::sort_rules::Order;
     pub use crate::tensor::{
         BitCountExt, CompressExt, Compressed, NmsExt, NmsOptions, NonZeroCoordinates, NonZeroExt,
-        NonZeroOptions, OutOfBounds, Reduction, ScatterNdExt, ScatterNdOptions, Selected, SortExt,
-        SortOptions, Sorted,
+        NonZeroOptions, OutOfBounds, Reduction, RowSampling, SampleExt, Sampled, SamplingOptions,
+        ScatterNdExt, ScatterNdOptions, Selected, SortExt, SortOptions, Sorted,
     };
 }

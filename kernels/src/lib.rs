@@ -11,6 +11,7 @@
 //! | [`bit_count`] | DirectML `ELEMENT_WISE_BIT_COUNT`: population count of each element's raw bits |
 //! | [`nms`] | ONNX `NonMaxSuppression`: batched over batches and classes, a fixed-size result and a device count |
 //! | [`nonzero`] | DirectML `NONZERO_COORDINATES`: coordinates of the non-zero elements, on the device |
+//! | [`sample`] | token sampling: temperature, top-k, top-p and min-p per row, the same token on every runtime |
 //! | [`scatter_nd`] | DirectML `SCATTER_ND` plus ONNX reductions: safe indices, no lost updates |
 //! | [`sort`] | DirectML `TOP_K1` and a stable sort: a batched radix sort on the device |
 //! | [`tuples`] | index tuples from an index tensor and positions: ONNX's ScatterElements and batched GatherND |
@@ -60,9 +61,11 @@ pub mod bit_count;
 pub mod capture;
 pub mod compress;
 pub mod copy;
+mod fence;
 mod launch;
 pub mod nms;
 pub mod nonzero;
+pub mod sample;
 pub mod scatter_nd;
 pub mod sort;
 mod strided;

@@ -6,7 +6,8 @@
 //! tensors records its backward pass for `Assign` and `Add`; `Mul`, `Min` and `Max` refuse
 //! tracked operands (the tensor extension trait turns that into a
 //! [`DmlOpsError`](crate::DmlOpsError) before it gets here). TopK on Float tensors records its
-//! backward pass (each value's gradient back to the position its index names).
+//! backward pass (each value's gradient back to the position its index names). Sampling returns
+//! tokens and log-probabilities with no gradient.
 
 use burn::backend::Autodiff;
 use burn::backend::TensorMetadata;
@@ -142,6 +143,31 @@ impl<B: DmlOps, C: CheckpointStrategy> DmlOps for Autodiff<B, C> {
         indices_dtype: IntDType,
     ) -> (IntTensor<Self>, IntTensor<Self>) {
         B::int_top_k(input, axis, k, order, indices_dtype)
+    }
+
+    fn float_sample(
+        logits: FloatTensor<Self>,
+        temperature: FloatTensor<Self>,
+        top_k: IntTensor<Self>,
+        top_p: FloatTensor<Self>,
+        min_p: FloatTensor<Self>,
+        seeds: IntTensor<Self>,
+        step: u64,
+    ) -> (IntTensor<Self>, FloatTensor<Self>) {
+        let (tokens, logprobs) = B::float_sample(
+            logits.into_primitive(),
+            temperature.into_primitive(),
+            top_k,
+            top_p.into_primitive(),
+            min_p.into_primitive(),
+            seeds,
+            step,
+        );
+        let logprobs = NoGradient
+            .prepare::<C>([])
+            .compute_bound()
+            .stateless(logprobs);
+        (tokens, logprobs)
     }
 
     fn float_non_max_suppression(
@@ -612,6 +638,23 @@ impl<B: DmlOps> Backward<B, 1> for CompressBackward {
             );
             unflatten(B::float_swap_dims(scattered, 0, axis))
         });
+    }
+}
+
+/// A Float result that carries no gradient and has no parents in the graph: sampling's
+/// log-probabilities.
+#[derive(Debug)]
+struct NoGradient;
+
+impl<B: DmlOps> Backward<B, 0> for NoGradient {
+    type State = ();
+
+    fn backward(
+        self,
+        _ops: Ops<Self::State, 0>,
+        _grads: &mut Gradients,
+        _checkpointer: &mut Checkpointer,
+    ) {
     }
 }
 

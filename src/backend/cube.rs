@@ -138,6 +138,25 @@ impl DmlOps for CubeBackend {
         top_k(input, axis, k, order, indices_dtype)
     }
 
+    fn float_sample(
+        logits: FloatTensor<Self>,
+        temperature: FloatTensor<Self>,
+        top_k: IntTensor<Self>,
+        top_p: FloatTensor<Self>,
+        min_p: FloatTensor<Self>,
+        seeds: IntTensor<Self>,
+        step: u64,
+    ) -> (IntTensor<Self>, FloatTensor<Self>) {
+        let options = super::cube_sample::RowOptions {
+            temperature,
+            top_k,
+            top_p,
+            min_p,
+            seeds,
+        };
+        super::cube_sample::sample(logits, options, step)
+    }
+
     fn float_non_max_suppression(
         boxes: FloatTensor<Self>,
         scores: FloatTensor<Self>,

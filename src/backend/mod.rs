@@ -7,5 +7,7 @@ mod autodiff;
 mod cube;
 #[cfg(feature = "cube")]
 mod cube_nms;
+#[cfg(feature = "cube")]
+mod cube_sample;
 #[cfg(any(feature = "flex", feature = "ndarray"))]
 mod reference;

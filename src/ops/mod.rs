@@ -219,6 +219,55 @@ pub trait DmlOps: Backend {
         )
     }
 
+    /// One token per row of `f32` `logits` `[batch, vocab]`, as `(tokens, logprobs)`, `[batch]`
+    /// `i32` and `f32`: each row's temperature, top-k, top-p and min-p (`f32`, `i32`, `f32`,
+    /// `f32`, `[batch]`) and seed (`i32` `[batch, 2]`: low word, high word) with `step` decide
+    /// it, as the [`SampleExt`](crate::SampleExt) docs say. A token is -1 where its row has
+    /// nothing drawable.
+    #[fusion(meta = sample_metadata)]
+    fn float_sample(
+        logits: FloatTensor<Self>,
+        temperature: FloatTensor<Self>,
+        top_k: IntTensor<Self>,
+        top_p: FloatTensor<Self>,
+        min_p: FloatTensor<Self>,
+        seeds: IntTensor<Self>,
+        step: u64,
+    ) -> (IntTensor<Self>, FloatTensor<Self>) {
+        let device = logits.device();
+        let read_float = |t| read_sync(Self::float_into_data(t)).expect("Sample: reading");
+        let read_int = |t| read_sync(Self::int_into_data(t)).expect("Sample: reading");
+        let logits = read_float(logits);
+        let floats = |t| {
+            read_float(t)
+                .convert::<f32>()
+                .try_into_vec::<f32>()
+                .expect("f32")
+        };
+        let ints = |t| {
+            read_int(t)
+                .convert::<i32>()
+                .try_into_vec::<i32>()
+                .expect("i32")
+        };
+        let (temperature, top_p, min_p) = (floats(temperature), floats(top_p), floats(min_p));
+        let (top_k, seeds) = (ints(top_k), ints(seeds));
+        let options: Vec<reference::RowOptions> = (0..temperature.len())
+            .map(|row| reference::RowOptions {
+                temperature: temperature[row],
+                top_k: top_k[row] as u32,
+                top_p: top_p[row],
+                min_p: min_p[row],
+                seed: u64::from(seeds[2 * row] as u32) | u64::from(seeds[2 * row + 1] as u32) << 32,
+            })
+            .collect();
+        let (tokens, logprobs) = reference::sample(&logits, &options, step);
+        (
+            Self::int_from_data(tokens, &device),
+            Self::float_from_data(logprobs, &device),
+        )
+    }
+
     /// ONNX NonMaxSuppression of `f32` `boxes` `[B, N, 4]` and `scores` `[B, C, N]`, as
     /// `(count, selected)`: for each (batch, class), the boxes whose score is strictly above
     /// `score_threshold` (every non-NaN one when `None`) in decreasing score, ties by lower box
@@ -508,6 +557,29 @@ fn top_k_metadata(
     (
         TensorSpec::new(shape.clone(), input.dtype),
         TensorSpec::new(shape, (*indices_dtype).into()),
+    )
+}
+
+/// Output metadata of [`DmlOps::float_sample`]: `[batch]` tokens in `i32` and `[batch]`
+/// log-probabilities in `f32`.
+#[cfg(all(feature = "fusion", feature = "cube"))]
+fn sample_metadata(
+    logits: &burn::backend::fusion::custom::TensorSpec,
+    _temperature: &burn::backend::fusion::custom::TensorSpec,
+    _top_k: &burn::backend::fusion::custom::TensorSpec,
+    _top_p: &burn::backend::fusion::custom::TensorSpec,
+    _min_p: &burn::backend::fusion::custom::TensorSpec,
+    _seeds: &burn::backend::fusion::custom::TensorSpec,
+    _step: &u64,
+) -> (
+    burn::backend::fusion::custom::TensorSpec,
+    burn::backend::fusion::custom::TensorSpec,
+) {
+    use burn::backend::fusion::custom::TensorSpec;
+    let batch = Shape::new([logits.shape[0]]);
+    (
+        TensorSpec::new(batch.clone(), burn::tensor::DType::I32),
+        TensorSpec::new(batch, burn::tensor::DType::F32),
     )
 }
 

@@ -4,6 +4,7 @@
 use cubecl::prelude::*;
 
 use super::quotient::quotient_exceeds;
+use crate::fence::unfused;
 
 /// A box normalised to its extent on each axis, with its area.
 #[derive(CubeType, Clone, Copy)]
@@ -20,15 +21,6 @@ pub(crate) struct NmsBox {
 fn ordered(a: f32, b: f32) -> (f32, f32) {
     let swap = a >= b;
     (select(swap, b, a), select(swap, a, b))
-}
-
-/// `value` through an integer XOR with `opaque`, which is always zero: the same bits, but a value
-/// the compiler cannot see is a product, so it cannot fuse it into a later addition. A fused
-/// multiply-add rounds once where ONNX Runtime rounds twice, and that flips results at the
-/// threshold.
-#[cube]
-pub(crate) fn unfused(value: f32, opaque: u32) -> f32 {
-    f32::reinterpret(u32::reinterpret(value) ^ opaque)
 }
 
 /// Box `index` of `boxes` (four `f32` from `4 * index`): corners `[y1, x1, y2, x2]` of either

@@ -13,6 +13,7 @@ use burn_dml_ops_kernels::nms::{
 use burn_dml_ops_kernels::nonzero::{
     CompactionInput, CompactionOutput, CompactionPlan, NonZeroPredicate, launch_nonzero_coordinates,
 };
+use burn_dml_ops_kernels::sample::{SampleInput, SampleOutput, launch_sample};
 use burn_dml_ops_kernels::scatter_nd::{
     OutOfRange, ReduceOp, ScatterNdData, ScatterNdIndices, ScatterNdLayout, ScatterReduction,
     ScatterStrategy, launch_gather_nd, launch_scatter_nd,
@@ -58,7 +59,7 @@ pub fn assert_count_fits(name: &str, cube_count: &CubeCount, hardware: &Hardware
 }
 
 /// Every `#[cube(launch_unchecked)]` kernel function of the crate.
-pub const KERNELS: [&str; 58] = [
+pub const KERNELS: [&str; 59] = [
     "bit_count_kernel",
     "bit_count_words_kernel",
     "compress_gather_packed",
@@ -74,6 +75,7 @@ pub const KERNELS: [&str; 58] = [
     "nonzero_scan_tiles",
     "nonzero_tile_counts",
     "nonzero_write_coordinates",
+    "sample_rows",
     "scatter_nd_assign",
     "scatter_nd_assign_latest",
     "scatter_nd_atomic",
@@ -491,6 +493,28 @@ pub fn launch_every_nms(client: &Client) {
     );
 }
 
+pub fn launch_every_sample(client: &Client) {
+    let (rows, vocab) = (3, 1000);
+    let _ = launch_sample(
+        client,
+        &SampleInput {
+            logits: client.empty(rows * vocab * 4),
+            temperature: client.empty(rows * 4),
+            top_k: client.empty(rows * 4),
+            top_p: client.empty(rows * 4),
+            min_p: client.empty(rows * 4),
+            seeds: client.empty(2 * rows * 4),
+        },
+        &SampleOutput {
+            results: client.empty(2 * rows * 4),
+            logprobs_at: rows,
+        },
+        rows,
+        vocab,
+        7,
+    );
+}
+
 pub fn launch_every_tuples(client: &Client) {
     for elem in index_elems() {
         let len = 6 * 4 * 5;
@@ -510,7 +534,7 @@ pub fn launch_every_tuples(client: &Client) {
 pub type Operator = (&'static str, fn(&Client), &'static [&'static str]);
 
 /// Every operator, with the kernels each builds on an sm_90 device.
-pub const OPERATORS: [Operator; 8] = [
+pub const OPERATORS: [Operator; 9] = [
     (
         "nonzero",
         launch_every_nonzero,
@@ -591,6 +615,7 @@ pub const OPERATORS: [Operator; 8] = [
         ],
     ),
     ("tuples", launch_every_tuples, &["index_tuples"]),
+    ("sample", launch_every_sample, &["sample_rows"]),
     (
         "nms",
         launch_every_nms,
