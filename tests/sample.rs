@@ -43,7 +43,7 @@ fn read(sampled: Sampled) -> (Vec<i64>, Vec<f32>) {
         .logprobs
         .into_data()
         .convert::<f32>()
-        .to_vec::<f32>()
+        .try_to_vec::<f32>()
         .unwrap();
     (tokens, logprobs)
 }

@@ -11,6 +11,7 @@ use burn_dml_ops_kernels::capture::Capture;
 use burn_dml_ops_kernels::nms::{
     NmsBoxFormat, NmsInput, NmsLimits, NmsOutput, NmsShape, launch_non_max_suppression,
 };
+use burn_dml_ops_kernels::sample::{SampleInput, SampleOutput, launch_sample};
 use burn_dml_ops_kernels::sort::{
     SortInput, SortOrder, SortOutput, SortPlan, SortShape, launch_top_k,
 };
@@ -59,7 +60,7 @@ const F64: ElemType = ElemType::Float(FloatKind::F64);
 
 /// The calls and their budgets, set from the portable anchors' counts (DeviceRadixSort's 13
 /// launches for 32-bit keys, AIR top-k's few); `benches/README.md` has each call's count.
-const CASES: [Case; 9] = [
+const CASES: [Case; 12] = [
     Case {
         name: "sort_stable of one axis of 2^20 f32, with indices",
         budget: 16,
@@ -105,7 +106,45 @@ const CASES: [Case; 9] = [
         budget: 12,
         call: nms_8400,
     },
+    Case {
+        name: "sample of [1, 128256] f32 (greedy or filtered: one kernel per call)",
+        budget: 1,
+        call: |client| sample(client, 1, 128_256),
+    },
+    Case {
+        name: "sample of [64, 128256] f32",
+        budget: 1,
+        call: |client| sample(client, 64, 128_256),
+    },
+    Case {
+        name: "sample of [256, 151936] f32",
+        budget: 1,
+        call: |client| sample(client, 256, 151_936),
+    },
 ];
+
+/// Sampling of `[rows, vocab]` logits: one kernel whatever each row's options.
+fn sample(client: &Client, rows: usize, vocab: usize) {
+    launch_sample(
+        client,
+        &SampleInput {
+            logits: client.empty(rows * vocab * 4),
+            temperature: client.empty(rows * 4),
+            top_k: client.empty(rows * 4),
+            top_p: client.empty(rows * 4),
+            min_p: client.empty(rows * 4),
+            seeds: client.empty(rows * 8),
+        },
+        &SampleOutput {
+            results: client.empty(rows * 8),
+            logprobs_at: rows,
+        },
+        rows,
+        vocab,
+        0,
+    )
+    .expect("the call is valid");
+}
 
 /// NMS of 8,400 boxes in 80 classes, every box allowed to be kept (ONNX's default), as a
 /// detector's head gives them.

@@ -3,6 +3,8 @@
 //! row's tokens sorted by decreasing scaled logit (ties by lower index) and visited in that
 //! order, as the rules are written, where the kernel searches radix digits.
 
+use core::f32::consts::{LN_2, LOG2_E};
+
 use burn::tensor::TensorData;
 
 use crate::host::reserve;
@@ -11,7 +13,7 @@ const OPERATOR: &str = "Sample";
 
 /// `(2^f - 1) / f` and `ln(1 + r) / r`, lowest degree first: the kernels' polynomials.
 const EXP2_POLY: [f32; 6] = [
-    0.693_147_2,
+    LN_2,
     0.240_227_22,
     0.055_495_936,
     0.009_652_44,
@@ -59,7 +61,7 @@ fn power_of_two(n: i32) -> f32 {
 }
 
 fn exp_nonpositive(d: f32) -> f32 {
-    let t = d * core::f32::consts::LOG2_E;
+    let t = d * LOG2_E;
     if t.is_nan() || t < -126.0 {
         return 0.0;
     }
@@ -87,7 +89,7 @@ fn ln_positive(x: f32) -> f32 {
     for c in LN1P_POLY[..9].iter().rev() {
         acc = acc * r + c;
     }
-    acc * r + exponent as f32 * core::f32::consts::LN_2
+    acc * r + exponent as f32 * LN_2
 }
 
 fn reciprocal(t: f32) -> f32 {
@@ -137,7 +139,7 @@ fn ln_wide(value: u64) -> f32 {
         (value << (23 - top)) as u32
     };
     let mantissa = f32::from_bits((m & 0x007F_FFFF) | 0x3F80_0000);
-    ln_positive(mantissa) + top as f32 * core::f32::consts::LN_2
+    ln_positive(mantissa) + top as f32 * LN_2
 }
 
 /// One row's options, clamped as the kernels clamp them.
@@ -271,7 +273,7 @@ pub(crate) fn sample(
     let logits = logits.clone().convert::<f32>();
     let values = logits.as_slice::<f32>().expect("f32 logits");
     let rows = options.len();
-    let vocab = if rows == 0 { 0 } else { values.len() / rows };
+    let vocab = values.len().checked_div(rows).unwrap_or(0);
     let mut tokens = reserve(OPERATOR, "the tokens", rows);
     let mut logprobs = reserve(OPERATOR, "the log-probabilities", rows);
     for (row, &row_options) in options.iter().enumerate() {

@@ -106,11 +106,11 @@ pub struct Sampled {
 /// let logits = Tensor::<2>::from_data([[1.0, 3.0, 2.0, 3.0], [0.5, 0.1, 0.2, 0.0]], &device);
 /// let greedy = SamplingOptions { temperature: 0.0, ..Default::default() };
 /// let sampled = logits.clone().sample(greedy, 0).unwrap();
-/// assert_eq!(sampled.tokens.to_data().convert::<i64>().to_vec::<i64>().unwrap(), vec![1, 0]);
+/// assert_eq!(sampled.tokens.to_data().convert::<i64>().try_to_vec::<i64>().unwrap(), vec![1, 0]);
 ///
 /// let options = SamplingOptions { top_k: Some(2), seed: 7, ..Default::default() };
 /// let tokens = logits.sample(options, 0).unwrap().tokens.to_data().convert::<i64>();
-/// let first = tokens.to_vec::<i64>().unwrap()[0];
+/// let first = tokens.try_to_vec::<i64>().unwrap()[0];
 /// assert!(first == 1 || first == 3); // the two largest of row 0 (a tie at 3.0)
 /// ```
 pub trait SampleExt {

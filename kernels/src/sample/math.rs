@@ -14,7 +14,7 @@ pub const LN_2: f32 = core::f32::consts::LN_2;
 /// `(2^f - 1) / f` on `[0, 1)`, lowest degree first (a least-squares fit; the polynomial is
 /// what the contract fixes, not its accuracy, which is about `1.5e-8` relative).
 pub const EXP2_POLY: [f32; 6] = [
-    0.693_147_2,
+    LN_2,
     0.240_227_22,
     0.055_495_936,
     0.009_652_44,
