@@ -1,5 +1,5 @@
-//! DirectML's **BitCount**, **NonZeroCoordinates**, **ScatterND** and **TopK** operators, and
-//! ONNX's **NonMaxSuppression**, for
+//! DirectML's **BitCount**, **NonZeroCoordinates**, **ScatterND** and **TopK** operators,
+//! ONNX's **NonMaxSuppression** and token **sampling**, for
 //! [Burn](https://burn.dev), as CubeCL kernels on Burn's GPU runtimes and as a plain-Rust
 //! reference on its Flex CPU backend.
 //!
