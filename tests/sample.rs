@@ -743,3 +743,46 @@ fn bad_arguments_are_errors() {
     let err = logits.sample_rows(&rows, 0).unwrap_err();
     assert!(err.to_string().contains("seed has shape [1, 3]"), "{err}");
 }
+
+/// `SamplingOptions { seed, .. }` equals a row of `(seed as u32, (seed >> 32) as u32)`, each
+/// word the 32-bit pattern of its Int: as `i32` (negative for a word >= 2^31) or as `i64`.
+#[test]
+fn scalar_and_per_row_forms_agree() {
+    let (rows, vocab) = (16usize, 300usize);
+    let logits = normal_logits(rows * vocab, 2.0, 5);
+    let seed = 0xFEDC_BA98_8765_4321u64;
+    let options = SamplingOptions {
+        temperature: 0.9,
+        top_k: Some(40),
+        top_p: Some(0.9),
+        min_p: Some(0.02),
+        seed,
+    };
+    let words = [seed as u32, (seed >> 32) as u32];
+    for device in devices() {
+        let tensor =
+            || Tensor::<2>::from_data(TensorData::new(logits.clone(), [rows, vocab]), &device);
+        let scalar = read(tensor().sample(options, 11).unwrap());
+        let per_row = |seed: Tensor<2, Int>| {
+            let f =
+                |v: f32| Tensor::<1>::from_data(TensorData::new(vec![v; rows], [rows]), &device);
+            let top_k = TensorData::new(vec![40i64; rows], [rows]);
+            let rows_options = RowSampling {
+                temperature: f(0.9),
+                top_k: Tensor::<1, Int>::from_data(top_k, &device),
+                top_p: f(0.9),
+                min_p: f(0.02),
+                seed,
+            };
+            read(tensor().sample_rows(&rows_options, 11).unwrap())
+        };
+        let as_i32: Vec<i32> = (0..rows).flat_map(|_| words.map(|w| w as i32)).collect();
+        let seed_i32 = Tensor::<2, Int>::from_data(TensorData::new(as_i32, [rows, 2]), &device);
+        assert_eq!(scalar, per_row(seed_i32), "i32 words on {device:?}");
+        if can_store(&device, burn::tensor::DType::I64) {
+            let as_i64: Vec<i64> = (0..rows).flat_map(|_| words.map(i64::from)).collect();
+            let seed_i64 = int_tensor(TensorData::new(as_i64, [rows, 2]), &device);
+            assert_eq!(scalar, per_row(seed_i64), "i64 words on {device:?}");
+        }
+    }
+}

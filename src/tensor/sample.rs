@@ -44,7 +44,7 @@ impl Default for SamplingOptions {
 /// The options of [`SampleExt::sample_rows`], one per row, as device tensors of shape
 /// `[batch]` (`top_k` 0 = off, `top_p` >= 1 = off, `min_p` 0 = off). `seed` is `[batch, 2]`:
 /// column 0 the low 32 bits of the row's `u64` seed, column 1 the high 32 bits, each the 32-bit
-/// pattern of its Int (a negative `i32` is a half >= 2^31), so `SamplingOptions { seed, .. }`
+/// pattern of its Int (a negative `i32` is a half >= 2^31; a wider Int's low 32 bits count), so `SamplingOptions { seed, .. }`
 /// equals a row of `(seed as u32, (seed >> 32) as u32)`.
 ///
 /// Values cannot be checked without a read, so they are clamped: a NaN or negative temperature
@@ -281,6 +281,23 @@ fn check_device(name: &str, on: &Device, device: &Device) -> Result<(), DmlOpsEr
     })
 }
 
+/// The seed's words as `i32`, each Int's low 32 bits: a 64-bit or `u32` word of 2^31 or more
+/// becomes the negative `i32` of the same bits (a plain cast refuses it on Flex).
+fn seed_words(seed: Tensor<2, Int>) -> Tensor<2, Int> {
+    let device = seed.device();
+    let wide = match seed.dtype() {
+        DType::I32 => return seed,
+        DType::I64 => seed,
+        DType::U64 => seed.cast(IntDType::I64),
+        DType::U32 if super::support::can_compute(&device, DType::I64) => seed.cast(IntDType::I64),
+        _ => return seed.cast(IntDType::I32),
+    };
+    let low = wide.bitwise_and_scalar(0xFFFF_FFFFi64);
+    let upper = low.clone().greater_equal_elem(1i64 << 31);
+    let negative = low.clone().sub_scalar(1i64 << 32);
+    low.mask_where(upper, negative).cast(IntDType::I32)
+}
+
 /// Casts everything to the kernels' dtypes, samples, and gives the results the device's
 /// default dtypes.
 fn dispatch(logits: Tensor<2>, options: RowSampling, step: u64) -> Result<Sampled, DmlOpsError> {
@@ -304,11 +321,7 @@ fn dispatch(logits: Tensor<2>, options: RowSampling, step: u64) -> Result<Sample
             t.cast(IntDType::I32)
         }
     };
-    let seed = if options.seed.dtype() == DType::I32 {
-        options.seed
-    } else {
-        options.seed.cast(IntDType::I32)
-    };
+    let seed = seed_words(options.seed);
     let (tokens, logprobs) = <Dispatch as DmlOps>::float_sample(
         logits.into_dispatch(),
         float(options.temperature).into_dispatch(),

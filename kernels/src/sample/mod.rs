@@ -1,7 +1,7 @@
 //! Token sampling: one token per row of a language model's logits, with Hugging Face
 //! `generate`'s temperature, top-k, top-p and min-p, and the same token on every runtime.
 //!
-//! One launch, one cube of [`SAMPLE_UNITS`](kernel::SAMPLE_UNITS) units per row, nothing
+//! One launch, one cube of [`SAMPLE_UNITS`] units per row, nothing
 //! sorted. Each step reads the row again (from cache on a GPU where the row fits) and keeps
 //! its findings in shared memory:
 //!
