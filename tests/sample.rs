@@ -469,6 +469,12 @@ fn edge_cases_follow_the_rules() {
             (logprobs[0] + std::f32::consts::LN_2).abs() < 1e-5,
             "{device:?}: {logprobs:?}"
         );
+        // An empty batch: nothing to draw, empty results.
+        assert_eq!(
+            run(&device, &[], 4, plain, 0),
+            (vec![], vec![]),
+            "{device:?}"
+        );
         // A vocabulary of one: always token 0, log-probability 0.
         let (tokens, logprobs) = run(&device, &[0.25, -3.0], 1, plain, 9);
         assert_eq!(tokens, vec![0, 0], "{device:?}");

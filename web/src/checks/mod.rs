@@ -4,6 +4,7 @@
 
 mod elementwise;
 mod nms;
+mod sample;
 mod scatter;
 mod sort;
 
@@ -38,6 +39,7 @@ pub async fn run_all(gpu: &Device, report: &mut Report) {
     scatter::run(&devices, report).await;
     sort::run(&devices, report).await;
     nms::run(&devices, report).await;
+    sample::run(&devices, report).await;
 }
 
 /// Runs the async block `$body` (a `Result<(), String>`) as check `$name` of `$report`.
