@@ -29,25 +29,32 @@ pub async fn run(devices: &Devices, report: &mut Report) {
         "sample: top-p 0.5 of [0.4, 0.2, 0.2, 0.2] keeps tokens 0 and 1".into(),
         async {
             let row = [0.4f32, 0.2, 0.2, 0.2].map(f32::ln);
-            let rows = 64;
-            let logits: Vec<f32> = (0..rows).flat_map(|_| row).collect();
-            let logits = float_tensor(&logits, [rows, 4], DType::F32, gpu);
             let options = SamplingOptions {
                 top_p: Some(0.5),
                 seed: 9,
                 ..Default::default()
             };
-            let sampled = logits.sample(options, 0).map_err(|err| err.to_string())?;
-            let tokens = super::read(sampled.tokens).await?;
-            let tokens = tokens
-                .convert_dtype(DType::I64)
-                .try_into_vec::<i64>()
-                .map_err(|err| format!("{err:?}"))?;
+            // One row, many steps: the same row, seed and step always draw the same token.
+            let mut tokens = Vec::new();
+            for step in 0..32 {
+                let logits = float_tensor(&row, [1, 4], DType::F32, gpu);
+                let sampled = logits
+                    .sample(options, step)
+                    .map_err(|err| err.to_string())?;
+                let token = super::read(sampled.tokens).await?;
+                let token = token
+                    .convert_dtype(DType::I64)
+                    .try_into_vec::<i64>()
+                    .map_err(|err| format!("{err:?}"))?;
+                tokens.extend(token);
+            }
             let (zeros, ones) = (tokens.contains(&0), tokens.contains(&1));
             if zeros && ones && tokens.iter().all(|&t| t == 0 || t == 1) {
                 Ok(())
             } else {
-                Err(format!("tokens {tokens:?}: not tokens 0 and 1 only, both drawn"))
+                Err(format!(
+                    "tokens {tokens:?}: not tokens 0 and 1 only, both drawn"
+                ))
             }
         }
     );
