@@ -174,7 +174,11 @@ fn offset(y: f32, y_max: f32) -> f32 {
 }
 
 fn mass(d: f32) -> u64 {
-    u64::from((exp_nonpositive(d) * 2_147_483_648.0) as u32)
+    mass_of_weight(exp_nonpositive(d))
+}
+
+fn mass_of_weight(weight: f32) -> u64 {
+    u64::from((weight * 2_147_483_648.0) as u32)
 }
 
 /// One row: its token (-1: nothing drawable) and the token's log-probability.
@@ -245,10 +249,11 @@ fn sample_row(logits: &[f32], options: RowOptions, step: u64) -> (i32, f32) {
     let mut drawn: Option<(u32, usize, f32)> = None;
     for &(_, i, y) in &order {
         let d = offset(y, y_max);
-        if exp_nonpositive(d) < min_p {
+        let weight = exp_nonpositive(d);
+        if weight < min_p {
             continue;
         }
-        total += mass(d);
+        total += mass_of_weight(weight);
         if d == f32::NEG_INFINITY {
             continue;
         }

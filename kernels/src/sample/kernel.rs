@@ -126,7 +126,13 @@ fn offset(y: f32, y_max: f32, opaque: u32) -> f32 {
 /// A token's mass: its weight `e^d` in units of `2^-31` (the largest token's is `2^31`).
 #[cube]
 fn mass(d: f32, opaque: u32) -> u32 {
-    u32::cast_from(exp_nonpositive(d, opaque) * 2_147_483_648.0f32)
+    mass_of_weight(exp_nonpositive(d, opaque))
+}
+
+/// [`mass`] of a weight `e^d` already computed.
+#[cube]
+fn mass_of_weight(weight: f32) -> u32 {
+    u32::cast_from(weight * 2_147_483_648.0f32)
 }
 
 /// The float a key was made from (see [`order_key`]).
@@ -247,19 +253,7 @@ pub fn sample_rows(
         sync_cube();
         if unit == 0 && on {
             // The bin, from the top, where the count reaches the remaining `k`.
-            let remaining = state[K_REMAINING];
-            let mut seen = 0u32;
-            let mut found = false;
-            for b in 0..BINS {
-                let bin = BINS - 1 - b;
-                let count = counts[bin].load();
-                if !found && seen + count >= remaining {
-                    found = true;
-                    state[K_PREFIX] = prefix | (u32::cast_from(bin) << shift);
-                    state[K_REMAINING] = remaining - seen;
-                }
-                seen += count;
-            }
+            let found = pick_digit(&counts, &mut state, K_PREFIX, K_REMAINING, shift, true);
             // Fewer than `k` logits that are not NaN: every one is kept.
             if !found {
                 state[K_ON] = 0u32;
@@ -410,18 +404,14 @@ pub fn sample_rows(
         sync_cube();
         if unit == 0 && cut_ties {
             // The bin, from the lowest index, where the count reaches the remaining ties.
-            let remaining = state[INDEX_REMAINING];
-            let mut seen = 0u32;
-            let mut found = false;
-            for bin in 0..BINS {
-                let count = counts[bin].load();
-                if !found && seen + count >= remaining {
-                    found = true;
-                    state[INDEX_PREFIX] = prefix | (u32::cast_from(bin) << shift);
-                    state[INDEX_REMAINING] = remaining - seen;
-                }
-                seen += count;
-            }
+            pick_digit(
+                &counts,
+                &mut state,
+                INDEX_PREFIX,
+                INDEX_REMAINING,
+                shift,
+                false,
+            );
             if comptime!(pass == 2) {
                 state[LAST_INDEX] = state[INDEX_PREFIX];
             }
@@ -450,7 +440,7 @@ pub fn sample_rows(
             let e = exp_nonpositive(d, opaque);
             kept = kept && e >= options.min_p;
             if kept {
-                let (h, l) = add_wide(s_high, s_low, 0u32, mass(d, opaque));
+                let (h, l) = add_wide(s_high, s_low, 0u32, mass_of_weight(e));
                 s_high = h;
                 s_low = l;
                 // -inf is never drawn.
@@ -502,6 +492,35 @@ pub fn sample_rows(
         results[row] = u32::reinterpret(token);
         results[logprobs_at + row] = u32::reinterpret(logprob);
     }
+}
+
+/// The radix select's step: scanning `counts` from the top bin (`from_top`) or the bottom one,
+/// the bin where the running count reaches `state[remaining]`. Appends its digit at `shift` to
+/// `state[prefix]` and leaves in `state[remaining]` how many of that bin are still to find.
+/// Returns whether the bins hold that many at all.
+#[cube]
+fn pick_digit(
+    counts: &Shared<[Atomic<u32>]>,
+    state: &mut Shared<[u32]>,
+    #[comptime] prefix: usize,
+    #[comptime] remaining: usize,
+    shift: u32,
+    #[comptime] from_top: bool,
+) -> bool {
+    let wanted = state[remaining];
+    let mut seen = 0u32;
+    let mut found = false;
+    for b in 0..BINS {
+        let bin = if comptime!(from_top) { BINS - 1 - b } else { b };
+        let count = counts[bin].load();
+        if !found && seen + count >= wanted {
+            found = true;
+            state[prefix] |= u32::cast_from(bin) << shift;
+            state[remaining] = wanted - seen;
+        }
+        seen += count;
+    }
+    found
 }
 
 /// The largest of the cube's keys (0: none) and, among equal ones, the lowest place.
