@@ -2,12 +2,13 @@
 """Writes the imported-model tests of burn-dml-ops-onnx: ONNX's own node tests of the operators
 that the overrides cover, and this crate's cases, as models (models/*.onnx), their inputs and
 expected outputs (cases/*.json), and the Rust glue that runs them (src/cases.rs,
-tests/imported.rs). Needs `pip install onnx==1.23.2 numpy`; `--check` fails where the committed
-files differ from what it would write (CI runs it so).
+tests/imported.rs). Needs `pip install onnx==1.23.2 numpy onnxruntime==1.32.0`; `--check` fails
+where the committed files differ from what it would write (CI runs it so).
 
 Expected outputs of ONNX's node tests are ONNX's own; this crate's cases take them from onnx's
 numpy reference evaluator (sequential, so repeated indices reduce in index order), or from the
 skip rule below where an index is out of range (ONNX Runtime returns an error there).
+Multinomial's draws come from ONNX Runtime: the tests compare with them in distribution only.
 """
 
 import json
@@ -23,6 +24,7 @@ from onnx.backend.test.case.node import collect_testcases
 from onnx.reference import ReferenceEvaluator
 
 ONNX_VERSION = "1.23.2"
+ORT_VERSION = "1.32.0"
 HERE = Path(__file__).resolve().parent
 NODE_TEST_PREFIXES = (
     "test_scatternd",
@@ -459,6 +461,7 @@ def own_cases():
 
     yield from top_k_cases(rng)
     yield from nms_cases(rng)
+    yield from multinomial_cases()
 
 
 def top_k_cases(rng):
@@ -521,6 +524,64 @@ def top_k_cases(rng):
     yield own(proto, [rows], list(top_k_expected(rows, 2, 1, True)))
     proto = top_k_model("own_topk_opset10", F, 2, k=3, opset=10, axis=0)
     yield own(proto, [rows], list(top_k_expected(rows, 3, 0, True)))
+
+
+def multinomial_cases():
+    """Multinomial: rows with one drawable class (the draws are then known, with or without a
+    seed, the logits made on the device), and a distribution case whose expected outputs are
+    ONNX Runtime's draws (`distribution` in the name: compared in distribution only)."""
+    import onnxruntime
+    if onnxruntime.__version__ != ORT_VERSION:
+        sys.exit(f"make_cases.py needs onnxruntime=={ORT_VERSION}, "
+                 f"found {onnxruntime.__version__}")
+
+    def ort(proto, feeds):
+        session = onnxruntime.InferenceSession(proto.SerializeToString(),
+                                               providers=["CPUExecutionProvider"])
+        return [np.asarray(o) for o in session.run(None, feeds)]
+
+    inf = np.float32(np.inf)
+    one_hot = np.array([[0.0, -inf, -inf, -inf], [-inf, -inf, -inf, 2.5],
+                        [-inf, 40.0, -60.0, -60.0]], np.float32)
+    proto = model(
+        "own_multinomial_one_class_per_row",
+        [helper.make_node("Multinomial", ["x"], ["y"], sample_size=5, seed=1.5,
+                          dtype=TensorProto.INT64)],
+        [value("x", F, 2)],
+        [value("y", I64, 2)],
+    )
+    expected = np.repeat(np.argmax(one_hot, axis=1)[:, None], 5, axis=1).astype(np.int64)
+    assert (ort(proto, {"x": one_hot})[0] == expected).all()
+    yield own(proto, [one_hot], [expected])
+
+    # No seed, and a mask added on the device (what a sampler's vocabulary mask is).
+    logits = np.array([[1.0, 2.0, 3.0], [0.5, 0.5, 0.5]], np.float32)
+    mask = np.array([[-inf, 0.0, -inf], [-inf, -inf, 0.0]], np.float32)
+    proto = model(
+        "own_multinomial_unseeded_mask_made_on_device",
+        [helper.make_node("Add", ["logits", "mask"], ["masked"]),
+         helper.make_node("Multinomial", ["masked"], ["y"], sample_size=3)],
+        [value("logits", F, 2), value("mask", F, 2)],
+        [value("y", TensorProto.INT32, 2)],
+    )
+    expected = np.array([[1, 1, 1], [2, 2, 2]], np.int32)
+    assert (ort(proto, {"logits": logits, "mask": mask})[0] == expected).all()
+    yield own(proto, [logits, mask], [expected])
+
+    # Two rows (one with a class that is never drawable), 4,000 draws each, int32 by default.
+    probabilities = np.array([[0.05, 0.1, 0.15, 0.2, 0.2, 0.3],
+                              [0.5, 0.25, 0.125, 0.0, 0.0625, 0.0625]])
+    with np.errstate(divide="ignore"):
+        logits = (np.log(probabilities) + 3.0).astype(np.float32)
+    proto = model(
+        "own_multinomial_distribution",
+        [helper.make_node("Multinomial", ["x"], ["y"], sample_size=4000, seed=7.0)],
+        [value("x", F, 2)],
+        [value("y", TensorProto.INT32, 2)],
+    )
+    draws = ort(proto, {"x": logits})[0]
+    assert draws.shape == (2, 4000) and not (draws[1] == 3).any()
+    yield own(proto, [logits], [draws])
 
 
 def clustered_boxes(rng, batches, n, objects):
@@ -679,6 +740,13 @@ def bad_models():
         [value("y", F, 2)],
     )
     yield model(
+        "bad_multinomial_float_dtype",
+        [helper.make_node("Multinomial", ["x"], ["y"], dtype=TensorProto.FLOAT,
+                          name="float_draws")],
+        [value("x", F, 2)],
+        [value("y", F, 2)],
+    )
+    yield model(
         "bad_nonzero_of_shape",
         [
             helper.make_node("Shape", ["x"], ["dims"]),
@@ -725,6 +793,11 @@ def rustfmt(source):
     return done.stdout
 
 
+def importable_by_burn(name):
+    """Whether Burn 0.22 imports the model alone: not with a Compress or Multinomial node."""
+    return "compress" not in name and "multinomial" not in name
+
+
 def write_all(out, cases):
     """Every file this script makes, as {path: contents}."""
     names = []
@@ -735,7 +808,7 @@ def write_all(out, cases):
         out[HERE / "models" / f"{name}.onnx"] = proto.SerializeToString(deterministic=True)
         case = {"inputs": [encode(a) for a in inputs], "outputs": [encode(a) for a in outputs]}
         out[HERE / "cases" / f"{name}.json"] = (json.dumps(case, indent=None) + "\n").encode()
-        builtin = "compress" not in name
+        builtin = importable_by_burn(name)
         for module in ("dml", "builtin") if builtin else ("dml",):
             modules[module].append(name)
             runners.append((module, name, rust_runner(module, name, proto)))
@@ -782,16 +855,17 @@ def write_all(out, cases):
     source.append("#[cfg(feature = \"builtin\")]\n")
     source.append("pub const BUILTIN: &[Case] = &[\n")
     for name in names:
-        if "compress" not in name:
+        if importable_by_burn(name):
             source.append(f"    Case {{ name: \"{name}\", run: builtin_{name.lower()} }},\n")
     source.append("];\n")
     out[HERE / "src" / "cases.rs"] = rustfmt("".join(source))
     tests = [
         "// @generated by make_cases.py: one test per imported model, on Flex and on wgpu.\n",
-        "\nuse burn_dml_ops_onnx_tests::check_case;\n",
+        "\nuse burn_dml_ops_onnx_tests::{check_case, check_distribution};\n",
     ]
     for name in names:
-        tests.append(f"\n#[test]\nfn {name.lower()}() {{\n    check_case(\"{name}\");\n}}\n")
+        check = "check_distribution" if "distribution" in name else "check_case"
+        tests.append(f"\n#[test]\nfn {name.lower()}() {{\n    {check}(\"{name}\");\n}}\n")
     out[HERE / "tests" / "imported.rs"] = rustfmt("".join(tests))
 
 

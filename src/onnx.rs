@@ -2,6 +2,9 @@
 //! `NonMaxSuppression` on this crate's kernels, with ONNX's semantics: what models imported with
 //! the `burn-dml-ops-onnx` build helper call. Model code can call them too.
 //!
+//! `Multinomial` draws with [`SampleExt`](crate::SampleExt)'s counter-based randomness, so it
+//! matches ONNX Runtime in distribution only (see [`multinomial`]).
+//!
 //! Each function panics, with the [`DmlOpsError`](crate::DmlOpsError)'s message and the
 //! operator's name, where ONNX Runtime returns an error for a shape or dtype (a generated
 //! `forward` has no error channel). Index values never do: an index tuple out of range after
@@ -28,12 +31,13 @@
 
 use burn::backend::Dispatch;
 use burn::tensor::kind::{Basic, Kind};
-use burn::tensor::{Bool, Int, IntDType, Shape, Tensor};
+use burn::tensor::{Bool, DType, FloatDType, Int, IntDType, Shape, Tensor, TensorData};
 
 use crate::tensor::support::can_compute;
 use crate::{
     BoxFormat, CompressExt, Compressed, DmlOps, NmsExt, NmsOptions, NonZeroExt, NonZeroOptions,
-    Order, OutOfBounds, ScatterNdExt, ScatterNdOptions, SortExt, SortOptions,
+    Order, OutOfBounds, RowSampling, SampleExt, ScatterNdExt, ScatterNdOptions, SortExt,
+    SortOptions,
 };
 
 /// ONNX `ScatterND` (opsets 11 to 18): [`ScatterNdExt::try_scatter_nd`] with `options`, whose
@@ -407,4 +411,80 @@ pub fn float_scalar<const D: usize>(value: Tensor<D>) -> f32 {
             values.len()
         ),
     }
+}
+
+/// ONNX `Multinomial`: `sample_size` draws per row of `[batch, classes]` unnormalised
+/// log-probabilities, as `[batch, sample_size]` class indices in `dtype` where the device computes
+/// with it (ONNX says int32 or int64) and in the device's default Int dtype where it does not.
+///
+/// Each draw is [`SampleExt::sample_rows`] at temperature 1 with no filter: row `b`'s seed is
+/// the node's (`seed`'s `f32` bits; a seed this process picks once where the node has none) with
+/// `b` in its high 32 bits, and draw `j` of the node's `call`-th run uses step
+/// `call * sample_size + j`, so successive runs draw anew, as ONNX Runtime's do. The draws
+/// follow the softmax of each row but are not ONNX Runtime's (another generator): they match it
+/// in distribution only. A row with nothing drawable (every logit `-inf` or NaN) gives -1, where
+/// ONNX Runtime gives `classes`. `sample_size` launches (one per draw), nothing read back.
+///
+/// # Panics
+///
+/// Where [`SampleExt::sample_rows`] returns an error (no class, more than 2^24 classes), with
+/// its message.
+pub fn multinomial(
+    logits: Tensor<2>,
+    sample_size: usize,
+    seed: Option<f32>,
+    call: u64,
+    dtype: IntDType,
+) -> Tensor<2, Int> {
+    let device = logits.device();
+    let [batch, _] = logits.dims();
+    let base = seed.map_or_else(process_seed, |seed| u64::from(seed.to_bits()));
+    let words: Vec<i32> = (0..batch)
+        .flat_map(|row| [base as u32, (base >> 32) as u32 ^ row as u32].map(|w| w as i32))
+        .collect();
+    let rows = RowSampling {
+        temperature: Tensor::ones([batch], &device),
+        top_k: Tensor::zeros([batch], &device),
+        top_p: Tensor::ones([batch], &device),
+        min_p: Tensor::zeros([batch], &device),
+        seed: Tensor::from_data(TensorData::new(words, [batch, 2]), &device),
+    };
+    // Cast once, not once per draw.
+    let logits = if logits.dtype() == DType::F32 {
+        logits
+    } else {
+        logits.cast(FloatDType::F32)
+    };
+    let first = call.wrapping_mul(sample_size as u64);
+    let draws: Vec<Tensor<1, Int>> = (0..sample_size as u64)
+        .map(|j| {
+            logits
+                .clone()
+                .sample_rows(&rows, first.wrapping_add(j))
+                .unwrap_or_else(|err| panic!("ONNX Multinomial: {err}"))
+                .tokens
+        })
+        .collect();
+    let dtype = if can_compute(&device, dtype.into()) {
+        dtype
+    } else {
+        device.settings().int_dtype
+    };
+    if draws.is_empty() {
+        return Tensor::<2, Int>::empty([batch, 0], (&device, DType::from(dtype)));
+    }
+    let tokens = Tensor::stack::<2>(draws, 1);
+    if tokens.dtype() == DType::from(dtype) {
+        tokens
+    } else {
+        tokens.cast(dtype)
+    }
+}
+
+/// The seed of a `Multinomial` node that has none: random, picked once per process (the hash
+/// keys of the standard library's `RandomState`).
+fn process_seed() -> u64 {
+    use std::hash::{BuildHasher, RandomState};
+    static SEED: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *SEED.get_or_init(|| RandomState::new().hash_one(0x5EED_u64))
 }

@@ -1,13 +1,14 @@
 //! `burn_dml_ops::onnx`, what imported models call, against an independent oracle on Flex and
 //! wgpu: GatherND with batch dimensions and ScatterElements along every axis over random shapes
 //! and indices (negative, out of range, repeated), with operands uploaded and made on the device,
-//! NonZero's output dtype, flattened Compress, and every panic's message.
+//! NonZero's output dtype, flattened Compress, Multinomial's draws (the same on every device, as
+//! documented from the sampler), and every panic's message.
 
 mod common;
 
 use burn::tensor::{Bool, DType, Device, Int, IntDType, Tensor, TensorData};
 use burn_dml_ops::onnx;
-use burn_dml_ops::{OutOfBounds, Reduction, ScatterNdOptions};
+use burn_dml_ops::{OutOfBounds, Reduction, SampleExt, SamplingOptions, ScatterNdOptions};
 use common::*;
 use proptest::prelude::*;
 
@@ -312,6 +313,70 @@ fn compress_flattens_without_an_axis_and_keeps_the_rank_with_one() {
     }
 }
 
+#[test]
+fn multinomial_draws_as_documented_the_same_on_every_device() {
+    let classes = 50;
+    let mut values: Vec<f32> = (0..3 * classes)
+        .map(|i| (i % classes * 37 % 23) as f32 * 0.25)
+        .collect();
+    values[7] = f32::NAN;
+    values[8] = f32::NEG_INFINITY;
+    values[2 * classes..].fill(f32::NEG_INFINITY);
+    let data = TensorData::new(values, [3, classes]);
+    let (seed, call, samples) = (2.5f32, 3u64, 16usize);
+    let mut first: Option<Vec<i64>> = None;
+    for device in devices_and_default() {
+        let logits = Tensor::<2>::from_data(data.clone(), &device);
+        let draws = onnx::multinomial(logits.clone(), samples, Some(seed), call, IntDType::I64);
+        assert_eq!(draws.dims(), [3, samples], "{device:?}");
+        let tokens = to_i64(&draws.into_data());
+        // Identical rows draw differently (the row is in the seed); the NaN and -inf classes
+        // never come; a row of -inf gives -1.
+        assert_ne!(
+            tokens[..samples],
+            tokens[samples..2 * samples],
+            "{device:?}"
+        );
+        let (drawn, empty) = tokens.split_at(2 * samples);
+        assert!(
+            drawn
+                .iter()
+                .all(|&t| (0..classes as i64).contains(&t) && t != 7 && t != 8)
+        );
+        assert!(empty.iter().all(|&t| t == -1), "{device:?}: {empty:?}");
+        // Draw j of row b is the sampler's at step call * samples + j with b in the seed's high
+        // half, whatever the row's batch.
+        for row in 0..2 {
+            let options = SamplingOptions {
+                seed: u64::from(seed.to_bits()) | (row as u64) << 32,
+                ..Default::default()
+            };
+            let alone = logits.clone().narrow(0, row, 1);
+            for j in [0, samples - 1] {
+                let step = call * samples as u64 + j as u64;
+                let token = alone.clone().sample(options, step).unwrap().tokens;
+                assert_eq!(
+                    to_i64(&token.into_data()),
+                    [tokens[row * samples + j]],
+                    "{device:?}: row {row}, draw {j}"
+                );
+            }
+        }
+        let next = onnx::multinomial(logits.clone(), samples, Some(seed), call + 1, IntDType::I64);
+        assert_ne!(
+            to_i64(&next.into_data()),
+            tokens,
+            "{device:?}: the next run"
+        );
+        let none = onnx::multinomial(logits, 0, None, 0, IntDType::I32);
+        assert_eq!(none.dims(), [3, 0]);
+        match &first {
+            None => first = Some(tokens),
+            Some(flex) => assert_eq!(&tokens, flex, "{device:?} against Flex"),
+        }
+    }
+}
+
 /// The message of the panic `f` raises.
 fn panic_message(f: impl FnOnce() + std::panic::UnwindSafe) -> String {
     let panic = std::panic::catch_unwind(f).expect_err("the call must panic");
@@ -408,6 +473,13 @@ fn every_shape_error_panics_with_the_operator_and_the_shapes() {
                 let _: Tensor<2> = onnx::compress(data(), keep, None);
             }),
             &["ONNX Compress", "rank 1, not 2"],
+        ),
+        (
+            panic_message(|| {
+                let empty = Tensor::<2>::zeros([2, 0], &device);
+                onnx::multinomial(empty, 1, Some(1.0), 0, IntDType::I32);
+            }),
+            &["ONNX Multinomial", "vocabulary"],
         ),
     ];
     for (message, parts) in cases {

@@ -423,6 +423,24 @@ pub mod dml {
             "/dml/own_nms_yolo_sigmoid_made_on_device.rs"
         ));
     }
+    pub mod own_multinomial_one_class_per_row {
+        include!(concat!(
+            env!("OUT_DIR"),
+            "/dml/own_multinomial_one_class_per_row.rs"
+        ));
+    }
+    pub mod own_multinomial_unseeded_mask_made_on_device {
+        include!(concat!(
+            env!("OUT_DIR"),
+            "/dml/own_multinomial_unseeded_mask_made_on_device.rs"
+        ));
+    }
+    pub mod own_multinomial_distribution {
+        include!(concat!(
+            env!("OUT_DIR"),
+            "/dml/own_multinomial_distribution.rs"
+        ));
+    }
     pub mod bench_nonzero {
         include!(concat!(env!("OUT_DIR"), "/dml/bench_nonzero.rs"));
     }
@@ -2626,6 +2644,36 @@ fn builtin_own_nms_yolo_sigmoid_made_on_device(input: &Inputs) -> Vec<TensorData
     vec![output.into_data()]
 }
 
+fn dml_own_multinomial_one_class_per_row(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/dml/own_multinomial_one_class_per_row.bpk"
+    );
+    let model = dml::own_multinomial_one_class_per_row::Model::from_file(weights, input.device());
+    let output = model.forward(input.float::<2>(0));
+    vec![output.into_data()]
+}
+
+fn dml_own_multinomial_unseeded_mask_made_on_device(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(
+        env!("OUT_DIR"),
+        "/dml/own_multinomial_unseeded_mask_made_on_device.bpk"
+    );
+    let model = dml::own_multinomial_unseeded_mask_made_on_device::Model::from_file(
+        weights,
+        input.device(),
+    );
+    let output = model.forward(input.float::<2>(0), input.float::<2>(1));
+    vec![output.into_data()]
+}
+
+fn dml_own_multinomial_distribution(input: &Inputs) -> Vec<TensorData> {
+    let weights = concat!(env!("OUT_DIR"), "/dml/own_multinomial_distribution.bpk");
+    let model = dml::own_multinomial_distribution::Model::from_file(weights, input.device());
+    let output = model.forward(input.float::<2>(0));
+    vec![output.into_data()]
+}
+
 /// Every case, with its runner for the model imported with the overrides.
 pub const CASES: &[Case] = &[
     Case {
@@ -2971,6 +3019,18 @@ pub const CASES: &[Case] = &[
     Case {
         name: "own_nms_yolo_sigmoid_made_on_device",
         run: dml_own_nms_yolo_sigmoid_made_on_device,
+    },
+    Case {
+        name: "own_multinomial_one_class_per_row",
+        run: dml_own_multinomial_one_class_per_row,
+    },
+    Case {
+        name: "own_multinomial_unseeded_mask_made_on_device",
+        run: dml_own_multinomial_unseeded_mask_made_on_device,
+    },
+    Case {
+        name: "own_multinomial_distribution",
+        run: dml_own_multinomial_distribution,
     },
 ];
 

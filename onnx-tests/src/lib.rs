@@ -1,11 +1,12 @@
 //! ONNX's node tests of ScatterND, ScatterElements, GatherND, NonZero, Compress and TopK, and this
-//! workspace's own cases, imported by `build.rs` with burn-dml-ops-onnx's overrides, run on Flex
+//! workspace's own cases (Multinomial's too, compared in distribution), imported by `build.rs` with burn-dml-ops-onnx's overrides, run on Flex
 //! and on wgpu against the expected outputs that `make_cases.py` recorded. With the `builtin`
 //! feature the same models imported by Burn alone come too, for `examples/builtin_report.rs` and
 //! `benches/imported.rs`.
 
 mod cases;
 mod data;
+mod distribution;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::OnceLock;
@@ -16,6 +17,7 @@ use burn::tensor::{Device, DeviceKind, Int, Tensor, TensorData};
 pub use cases::{BUILTIN, builtin};
 pub use cases::{CASES, dml};
 pub use data::{Inputs, Recorded, compare};
+pub use distribution::check_distribution;
 
 #[path = "../../kernels/tests/common/skip.rs"]
 pub mod skip;

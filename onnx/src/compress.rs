@@ -7,11 +7,8 @@ use burn_onnx::ext::{
     ArgType, CodegenContext, CustomNode, CustomOp, ProcessError, TensorType, arg_to_ident,
 };
 
+use crate::DOMAIN;
 use crate::codegen::{kind, tensor};
-
-/// The ONNX domain [`input`](crate::input) moves `Compress` nodes into, so that burn-onnx hands
-/// them to this crate's hook instead of rejecting them.
-pub const DOMAIN: &str = "burn_dml_ops";
 
 const OP: &str = "Compress";
 

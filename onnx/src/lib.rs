@@ -1,9 +1,10 @@
 //! Makes models imported with [burn-onnx](https://docs.rs/burn-onnx) 0.22 run ONNX's
 //! `ScatterND`, `ScatterElements` (and the deprecated `Scatter`), `GatherND`, `NonZero`,
-//! `Compress`, `TopK` and `NonMaxSuppression` on [burn-dml-ops](https://docs.rs/burn-dml-ops)'
-//! kernels instead of Burn's built-ins, which read `NonZero`'s input back to the host, check no
-//! index, reduce duplicates unreliably on GPUs, cannot import `Compress`, sort on the host, and
-//! run non-maximum suppression on the host one (batch, class) at a time.
+//! `Compress`, `TopK`, `NonMaxSuppression` and `Multinomial` on
+//! [burn-dml-ops](https://docs.rs/burn-dml-ops)' kernels instead of Burn's built-ins, which read
+//! `NonZero`'s input back to the host, check no index, reduce duplicates unreliably on GPUs,
+//! cannot import `Compress` or `Multinomial`, sort on the host, and run non-maximum suppression
+//! on the host one (batch, class) at a time.
 //!
 //! Use it from a build script, as a build-dependency beside `burn-onnx`; the crate that
 //! includes the generated code depends on `burn-dml-ops` (and what burn-onnx's code needs):
@@ -17,7 +18,8 @@
 //! ```
 //!
 //! The generated `forward` calls [`burn_dml_ops::onnx`](https://docs.rs/burn-dml-ops) for each
-//! such node, with ONNX's semantics. Index values out of range after negative indices wrap are
+//! such node, with ONNX's semantics (`Multinomial`'s draws match ONNX Runtime's in distribution
+//! only: another generator). Index values out of range after negative indices wrap are
 //! dropped by default (a `GatherND` row of zeros), where ONNX Runtime returns an error:
 //! [`register_with`] chooses clamping or an error instead, and deterministic ScatterND. A node
 //! the overrides cannot run (a `Shape` operand, a reduction on Bool data) fails the build with a
@@ -25,12 +27,15 @@
 
 mod codegen;
 mod compress;
+mod multinomial;
 mod overrides;
 mod rewrite;
 
 use burn_onnx::ModelGen;
 
-pub use compress::DOMAIN;
+/// The ONNX domain [`input`] moves `Compress` and `Multinomial` nodes into, so that burn-onnx
+/// hands them to this crate's hooks instead of rejecting them.
+pub const DOMAIN: &str = "burn_dml_ops";
 
 /// What a ScatterND, ScatterElements or GatherND index tuple still out of range after negative
 /// indices wrap does (ONNX Runtime returns an error for it).
@@ -57,9 +62,9 @@ pub struct Options {
 }
 
 /// Hands the model at `path` to `generator`, as [`ModelGen::input`] does. A model with a
-/// `Compress` node, which burn-onnx 0.22 cannot import, goes through a copy under `OUT_DIR`
-/// (the system's temporary folder outside a build script) whose `Compress` nodes are moved into
-/// this crate's domain, [`DOMAIN`], for [`register`]'s hook; the copy keeps the file name, so
+/// `Compress` or `Multinomial` node, which burn-onnx 0.22 cannot import, goes through a copy
+/// under `OUT_DIR` (the system's temporary folder outside a build script) whose such nodes are
+/// moved into this crate's domain, [`DOMAIN`], for [`register`]'s hooks; the copy keeps the file name, so
 /// the generated file keeps its name too. Any other model is handed over unchanged.
 ///
 /// # Panics
@@ -70,15 +75,16 @@ pub fn input<'a>(generator: &'a mut ModelGen, path: &str) -> &'a mut ModelGen {
     if std::env::var_os("OUT_DIR").is_some() {
         println!("cargo:rerun-if-changed={path}");
     }
-    match rewrite::route_compress(path) {
+    match rewrite::route_unsupported(path) {
         Some(copy) => generator.input(copy.to_str().expect("OUT_DIR is a UTF-8 path")),
         None => generator.input(path),
     }
 }
 
 /// Registers the overrides with the default [`Options`]: `ScatterND`, `ScatterElements`,
-/// `Scatter`, `GatherND`, `NonZero`, `TopK` and `NonMaxSuppression` nodes generate calls of burn-dml-ops' kernels, and
-/// `Compress` nodes routed by [`input`] get a hook of their own.
+/// `Scatter`, `GatherND`, `NonZero`, `TopK` and `NonMaxSuppression` nodes generate calls of
+/// burn-dml-ops' kernels, and `Compress` and `Multinomial` nodes routed by [`input`] get hooks
+/// of their own.
 ///
 /// # Panics
 ///
@@ -107,4 +113,5 @@ pub fn register_with(generator: &mut ModelGen, options: Options) -> &mut ModelGe
         .register_op_override(overrides::TopK)
         .register_op_override(overrides::NonMaxSuppression)
         .register_custom_op(compress::Compress)
+        .register_custom_op(multinomial::Multinomial)
 }

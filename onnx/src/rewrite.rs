@@ -1,33 +1,37 @@
-//! The copy of a model that routes its `Compress` nodes, which burn-onnx 0.22 cannot import, to
-//! this crate's hook: the same graph with those nodes moved into [`DOMAIN`].
+//! The copy of a model that routes its `Compress` and `Multinomial` nodes, which burn-onnx 0.22
+//! cannot import, to this crate's hooks: the same graph with those nodes moved into [`DOMAIN`].
 
 use std::path::{Path, PathBuf};
 
 use onnx_ir::{GraphProto, Message, ModelProto};
 
-use crate::compress::DOMAIN;
+use crate::DOMAIN;
+
+/// The op types burn-onnx 0.22 parses only as placeholders, which this crate's hooks run.
+const ROUTED: [&str; 2] = ["Compress", "Multinomial"];
 
 /// Where the copy of the model at `path` was written, or `None` where the model has no
-/// `Compress` node of ONNX's domain (it is then imported as it is).
+/// `Compress` or `Multinomial` node of ONNX's domain (it is then imported as it is).
 ///
 /// # Panics
 ///
 /// Where the model cannot be read, parsed or written, naming the path and the cause.
-pub(crate) fn route_compress(path: &str) -> Option<PathBuf> {
+pub(crate) fn route_unsupported(path: &str) -> Option<PathBuf> {
     let fail = |what: &str, cause: &dyn std::fmt::Display| -> ! {
         panic!("burn-dml-ops-onnx: cannot {what} the ONNX model '{path}': {cause}")
     };
     let bytes = std::fs::read(path).unwrap_or_else(|err| fail("read", &err));
     let mut model = ModelProto::parse_from_bytes(&bytes).unwrap_or_else(|err| fail("parse", &err));
-    let moved = model.graph.as_mut().map_or(0, move_compress);
+    let moved = model.graph.as_mut().map_or(0, move_routed);
     if moved == 0 {
         return None;
     }
-    let mut domain = model
-        .opset_import
-        .first()
-        .cloned()
-        .unwrap_or_else(|| fail("route Compress in", &"the model imports no opset"));
+    let mut domain = model.opset_import.first().cloned().unwrap_or_else(|| {
+        fail(
+            "route Compress or Multinomial in",
+            &"the model imports no opset",
+        )
+    });
     domain.domain = DOMAIN.to_string();
     domain.version = 1;
     model.opset_import.retain(|id| id.domain != DOMAIN);
@@ -45,23 +49,19 @@ pub(crate) fn route_compress(path: &str) -> Option<PathBuf> {
     Some(copy)
 }
 
-/// Moves every `Compress` node of ONNX's domain in `graph` and its subgraphs into [`DOMAIN`];
-/// returns how many it moved.
-fn move_compress(graph: &mut GraphProto) -> usize {
+/// Moves every node of ONNX's domain whose op type is [`ROUTED`] in `graph` and its subgraphs
+/// into [`DOMAIN`]; returns how many it moved.
+fn move_routed(graph: &mut GraphProto) -> usize {
     let mut moved = 0;
     for node in &mut graph.node {
         let onnx_domain = matches!(node.domain.as_str(), "" | "ai.onnx");
-        if node.op_type == "Compress" && onnx_domain {
+        if ROUTED.contains(&node.op_type.as_str()) && onnx_domain {
             node.domain = DOMAIN.to_string();
             moved += 1;
         }
         for attribute in &mut node.attribute {
-            moved += attribute.g.as_mut().map_or(0, move_compress);
-            moved += attribute
-                .graphs
-                .iter_mut()
-                .map(move_compress)
-                .sum::<usize>();
+            moved += attribute.g.as_mut().map_or(0, move_routed);
+            moved += attribute.graphs.iter_mut().map(move_routed).sum::<usize>();
         }
     }
     moved
@@ -95,7 +95,7 @@ mod tests {
     #[test]
     fn compress_moves_into_the_domain_in_a_copy_of_the_same_name() {
         let source = model("own_compress_short_condition_made_on_device");
-        let copy = route_compress(&source).expect("the model has a Compress node");
+        let copy = route_unsupported(&source).expect("the model has a Compress node");
         assert_eq!(copy.file_name(), Path::new(&source).file_name());
         let routed = ModelProto::parse_from_bytes(&std::fs::read(&copy).unwrap()).unwrap();
         let graph = routed.graph.as_ref().unwrap();
@@ -114,7 +114,23 @@ mod tests {
     }
 
     #[test]
+    fn multinomial_moves_into_the_domain_beside_the_nodes_around_it() {
+        let copy = route_unsupported(&model("own_multinomial_unseeded_mask_made_on_device"))
+            .expect("the model has a Multinomial node");
+        let routed = ModelProto::parse_from_bytes(&std::fs::read(&copy).unwrap()).unwrap();
+        let ops: Vec<_> = routed
+            .graph
+            .as_ref()
+            .unwrap()
+            .node
+            .iter()
+            .map(|n| (n.op_type.as_str(), n.domain.as_str()))
+            .collect();
+        assert_eq!(ops, [("Add", ""), ("Multinomial", DOMAIN)]);
+    }
+
+    #[test]
     fn a_model_without_compress_is_imported_as_it_is() {
-        assert_eq!(route_compress(&model("own_mask_select_chain")), None);
+        assert_eq!(route_unsupported(&model("own_mask_select_chain")), None);
     }
 }

@@ -57,3 +57,9 @@ fn a_nonzero_of_a_host_shape_names_the_node() {
         &["'nonzero1' (NonZero)", "expected Tensor, got Shape"],
     );
 }
+
+#[test]
+fn a_multinomial_of_float_draws_names_the_node() {
+    let message = import_error("bad_multinomial_float_dtype");
+    assert_names(&message, &["Multinomial node", "dtype 1 is neither int32"]);
+}
