@@ -2,7 +2,7 @@
 //! `NonMaxSuppression` on this crate's kernels, with ONNX's semantics: what models imported with
 //! the `burn-dml-ops-onnx` build helper call. Model code can call them too.
 //!
-//! `Multinomial` draws with [`SampleExt`](crate::SampleExt)'s counter-based randomness, so it
+//! `Multinomial` draws with [`SampleExt`]'s counter-based randomness, so it
 //! matches ONNX Runtime in distribution only (see [`multinomial`]).
 //!
 //! Each function panics, with the [`DmlOpsError`](crate::DmlOpsError)'s message and the

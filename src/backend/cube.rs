@@ -5,10 +5,9 @@ use burn::backend::TensorMetadata;
 use burn::backend::cubecl::dtype_to_elem_type;
 use burn::backend::tensor::{BoolTensor, FloatTensor, IntTensor};
 use burn::tensor::{DType, IntDType, Shape};
+use burn_cubecl::CubeBackend;
 use burn_cubecl::kernel::into_contiguous;
-use burn_cubecl::ops::numeric::empty_device_contiguous_dtype;
 use burn_cubecl::tensor::CubeTensor;
-use burn_cubecl::{CubeBackend, CubeDevice};
 use burn_dml_ops_kernels::bit_count::{BitCountPath, launch_bit_count};
 use burn_dml_ops_kernels::compress::{
     CompressInput, CompressOutput, CompressShape, launch_compress,
@@ -26,12 +25,12 @@ use burn_dml_ops_kernels::sort::{
     SortInput, SortOrder, SortOutput, SortPlan, SortShape, launch_top_k,
 };
 use burn_dml_ops_kernels::tuples::launch_index_tuples;
-use burn_dml_ops_kernels::{InputView, KernelError, StorageWidth};
+use burn_dml_ops_kernels::{InputView, StorageWidth};
 use cubecl::features::TypeUsage;
-use cubecl::ir::ElemType;
 use cubecl::zspace::metadata::Metadata;
 use cubecl::zspace::striding::row_major_contiguous_strides;
 
+use super::cube_common::{empty_output, int_elem, launch_failed};
 use crate::DmlOps;
 use crate::nms_rules::BoxFormat;
 use crate::scatter_nd_rules::{OutOfBounds, Reduction, indexed_dims};
@@ -294,11 +293,6 @@ impl DmlOps for CubeBackend {
     }
 }
 
-/// The kernel's element type for an Int dtype.
-pub(super) fn int_elem(dtype: IntDType) -> ElemType {
-    dtype_to_elem_type(DType::from(dtype))
-}
-
 /// The storage width of `tensor`'s elements; the tensor extension traits only let fixed-width
 /// dtypes through.
 fn storage_width(tensor: &CubeTensor, operator: &str) -> StorageWidth {
@@ -309,16 +303,6 @@ fn storage_width(tensor: &CubeTensor, operator: &str) -> StorageWidth {
             tensor.dtype
         )
     })
-}
-
-/// Panics for a launcher error. The tensor extension traits check everything a launcher checks
-/// and return it as a `DmlOpsError`, so only a direct `DmlOps` call with arguments those traits
-/// refuse gets here (or a bug in this crate, if a trait let them through).
-pub(super) fn launch_failed(operator: &str, device: &CubeDevice, err: KernelError) -> ! {
-    panic!(
-        "{operator} on {device:?}: {err}. `DmlOps` methods take checked arguments: the tensor \
-         extension traits (`burn_dml_ops::prelude`) return this as a `DmlOpsError` instead"
-    )
 }
 
 /// Whether `strides` lay `shape` out densely: the row-major strides of some order of its axes
@@ -390,12 +374,6 @@ fn bit_count(input: CubeTensor, out_dtype: IntDType) -> CubeTensor {
     )
     .unwrap_or_else(|err| launch_failed("BitCount", &input.device, err));
     output
-}
-
-/// A contiguous tensor of `shape` and `dtype` on `like`'s device, uninitialised. Contiguous,
-/// not CubeCL's optimized layout, which may pad rows: the kernels write outputs row-major.
-pub(super) fn empty_output(like: &CubeTensor, shape: Shape, dtype: DType) -> CubeTensor {
-    empty_device_contiguous_dtype(like.client.clone(), like.device.clone(), shape, dtype)
 }
 
 /// `input` laid out row-major from its first element, for a kernel that reads its raw bits:

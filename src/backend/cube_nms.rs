@@ -9,7 +9,7 @@ use burn_dml_ops_kernels::nms::{
 };
 use burn_dml_ops_kernels::sort::SortPlan;
 
-use super::cube::{empty_output, int_elem, launch_failed};
+use super::cube_common::{empty_output, int_elem, launch_failed};
 use crate::nms_rules::BoxFormat;
 
 /// NMS of contiguous `f32` boxes `[B, N, 4]` and scores `[B, C, N]`: `(count, selected)` in

@@ -6,7 +6,7 @@ use burn_cubecl::kernel::into_contiguous;
 use burn_cubecl::tensor::CubeTensor;
 use burn_dml_ops_kernels::sample::{SampleInput, SampleOutput, launch_sample};
 
-use super::cube::{empty_output, launch_failed};
+use super::cube_common::{empty_output, launch_failed};
 
 /// The per-row options of [`sample`], contiguous: `f32` temperature, top-p and min-p, `i32`
 /// top-k and seeds.

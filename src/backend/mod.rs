@@ -6,6 +6,8 @@ mod autodiff;
 #[cfg(feature = "cube")]
 mod cube;
 #[cfg(feature = "cube")]
+mod cube_common;
+#[cfg(feature = "cube")]
 mod cube_nms;
 #[cfg(feature = "cube")]
 mod cube_sample;
