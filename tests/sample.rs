@@ -24,6 +24,21 @@ fn normal_logits(len: usize, scale: f32, seed: u64) -> Vec<f32> {
         .collect()
 }
 
+/// [`normal_logits`] (scale 3) where, in every `period` logits, one is NaN, one -inf and the
+/// next `ties` doubled and rounded to integers: ties to break, and values that never win.
+fn awkward_logits(len: usize, seed: u64, period: usize, ties: usize) -> Vec<f32> {
+    let mut logits = normal_logits(len, 3.0, seed);
+    for (i, z) in logits.iter_mut().enumerate() {
+        *z = match i % period {
+            0 => f32::NAN,
+            1 => f32::NEG_INFINITY,
+            k if k < 2 + ties => (*z * 2.0).round(),
+            _ => *z,
+        };
+    }
+    logits
+}
+
 /// Each row's tokens and log-probabilities, read back.
 fn run(
     device: &Device,
@@ -311,15 +326,7 @@ fn every_device_gives_the_same_tokens() {
         (32_000, 8, 2),
         (151_936, 4, 2),
     ] {
-        let mut logits = normal_logits(rows * vocab, 3.0, vocab as u64);
-        for (i, z) in logits.iter_mut().enumerate() {
-            *z = match i % 97 {
-                0 => f32::NAN,
-                1 => f32::NEG_INFINITY,
-                2..=4 => (*z * 2.0).round(),
-                _ => *z,
-            };
-        }
+        let logits = awkward_logits(rows * vocab, vocab as u64, 97, 3);
         let options = row_options(rows, vocab);
         for step in 0..steps {
             let mut results = Vec::new();
@@ -349,6 +356,104 @@ fn every_device_gives_the_same_tokens() {
             tokens, back,
             "vocab {vocab}: a row's token moved with its position"
         );
+    }
+}
+
+/// Rows and steps per vocabulary in [`ten_thousand_draws_match_the_record`]: 10,000
+/// (seed, step) pairs each.
+const RECORD_ROWS: usize = 100;
+const RECORD_STEPS: u64 = 100;
+/// The steps Flex recomputes in every run, to show the record is still its own.
+const RECORD_FLEX_STEPS: [u64; 2] = [0, 57];
+
+/// At vocabularies 32,000, 128,256 and 151,936, 100 rows of per-row options and seeds (every
+/// filter and clamp, NaN, -inf and ties in the logits) over 100 steps: the device draws the
+/// tokens Flex drew, all 30,000, which `tests/data/sample_tokens.bin` holds (little-endian
+/// `i32`, vocabulary, then step, then row). Flex recomputes two of the steps each run; with
+/// `BURN_DML_OPS_RECORD=1` it recomputes them all and writes the file.
+#[test]
+fn ten_thousand_draws_match_the_record() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/sample_tokens.bin");
+    let recording = std::env::var_os("BURN_DML_OPS_RECORD").is_some_and(|v| v == "1");
+    let vocabs = [32_000usize, 128_256, 151_936];
+    let per_vocab = RECORD_ROWS * RECORD_STEPS as usize;
+    let mut record = if recording {
+        Vec::new()
+    } else {
+        let bytes = std::fs::read(path).expect("the committed record of Flex's tokens");
+        assert_eq!(
+            bytes.len(),
+            4 * per_vocab * vocabs.len(),
+            "the record's size"
+        );
+        bytes
+            .chunks(4)
+            .map(|b| i64::from(i32::from_le_bytes([b[0], b[1], b[2], b[3]])))
+            .collect()
+    };
+    let gpu = gpu();
+    for (v, &vocab) in vocabs.iter().enumerate() {
+        let logits = awkward_logits(RECORD_ROWS * vocab, 11 * vocab as u64, 89, 4);
+        let options = row_options(RECORD_ROWS, vocab);
+        let data = TensorData::new(logits, [RECORD_ROWS, vocab]);
+        let flex_steps: Vec<u64> = if recording {
+            (0..RECORD_STEPS).collect()
+        } else {
+            RECORD_FLEX_STEPS.to_vec()
+        };
+        let mut runtimes = vec![(flex(), flex_steps, recording)];
+        runtimes.extend(
+            gpu.iter()
+                .map(|gpu| (gpu.clone(), (0..RECORD_STEPS).collect(), false)),
+        );
+        for (device, steps, records) in runtimes {
+            let logits = Tensor::<2>::from_data(data.clone(), &device);
+            let options = options.on(&device);
+            // Every step queued before the one read: no sync per step.
+            let tokens: Vec<_> = steps
+                .iter()
+                .map(|&step| logits.clone().sample_rows(&options, step).unwrap().tokens)
+                .collect();
+            let tokens = to_i64(&Tensor::cat(tokens, 0).into_data());
+            if records {
+                record.extend(tokens);
+                continue;
+            }
+            for (step, drawn) in steps.iter().zip(tokens.chunks(RECORD_ROWS)) {
+                let at = (v * RECORD_STEPS as usize + *step as usize) * RECORD_ROWS;
+                assert_eq!(
+                    drawn,
+                    &record[at..at + RECORD_ROWS],
+                    "vocab {vocab}, step {step} on {device:?}: tokens against the record"
+                );
+            }
+        }
+        // The record is not constant: the seeds and steps reach the draw, and rows draw.
+        let rows: Vec<Vec<i64>> = (0..RECORD_ROWS)
+            .map(|r| {
+                let at = v * per_vocab + r;
+                (0..RECORD_STEPS as usize)
+                    .map(|s| record[at + s * RECORD_ROWS])
+                    .collect()
+            })
+            .collect();
+        let varying = rows.iter().filter(|t| t.iter().any(|&x| x != t[0])).count();
+        assert!(
+            varying > RECORD_ROWS / 3,
+            "vocab {vocab}: {varying} rows vary"
+        );
+        assert!(
+            rows.iter().flatten().any(|&t| t >= 0),
+            "vocab {vocab}: rows draw"
+        );
+    }
+    if recording {
+        let bytes: Vec<u8> = record
+            .iter()
+            .flat_map(|&t| i32::try_from(t).unwrap().to_le_bytes())
+            .collect();
+        std::fs::create_dir_all(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data")).unwrap();
+        std::fs::write(path, bytes).unwrap();
     }
 }
 

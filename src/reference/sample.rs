@@ -200,19 +200,23 @@ fn sample_row(logits: &[f32], options: RowOptions, step: u64) -> (i32, f32) {
     }
     let inv_t = if t.is_infinite() { 0.0 } else { reciprocal(t) };
     let y_max = scaled(logits[best_at], inv_t);
-    // The tokens by decreasing scaled logit, ties by lower index: (key, index, y).
-    let mut order: Vec<(u32, usize, f32)> = reserve(OPERATOR, "the row's order", logits.len());
-    order.extend(
+    // The tokens by decreasing scaled logit, ties by lower index: (key, index, y). Each token's
+    // rank is one `u64` (inverted key above, index below): a plain sort of distinct integers.
+    let mut ranks: Vec<u64> = reserve(OPERATOR, "the row's order", logits.len());
+    ranks.extend(
         logits
             .iter()
             .enumerate()
             .filter(|(_, z)| !z.is_nan())
-            .map(|(i, &z)| {
-                let y = scaled(z, inv_t);
-                (order_key(y), i, y)
-            }),
+            .map(|(i, &z)| u64::from(u32::MAX - order_key(scaled(z, inv_t))) << 32 | i as u64),
     );
-    order.sort_by_key(|&(key, i, _)| (u32::MAX - key, i));
+    ranks.sort_unstable();
+    let mut order: Vec<(u32, usize, f32)> = reserve(OPERATOR, "the row's order", ranks.len());
+    order.extend(ranks.iter().map(|&rank| {
+        let i = (rank & u64::from(u32::MAX)) as usize;
+        (u32::MAX - (rank >> 32) as u32, i, scaled(logits[i], inv_t))
+    }));
+    drop(ranks);
     let vocab = logits.len() as u64;
     let k = u64::from(options.top_k);
     if k != 0 && k < vocab && (k as usize) <= order.len() {
