@@ -200,23 +200,20 @@ fn sample_row(logits: &[f32], options: RowOptions, step: u64) -> (i32, f32) {
     }
     let inv_t = if t.is_infinite() { 0.0 } else { reciprocal(t) };
     let y_max = scaled(logits[best_at], inv_t);
-    // The tokens by decreasing scaled logit, ties by lower index: (key, index, y). Each token's
-    // rank is one `u64` (inverted key above, index below): a plain sort of distinct integers.
-    let mut ranks: Vec<u64> = reserve(OPERATOR, "the row's order", logits.len());
-    ranks.extend(
+    // The tokens by decreasing scaled logit, ties by lower index: (key, index, y). No two share
+    // (key, index), so an unstable sort gives the one order.
+    let mut order: Vec<(u32, usize, f32)> = reserve(OPERATOR, "the row's order", logits.len());
+    order.extend(
         logits
             .iter()
             .enumerate()
             .filter(|(_, z)| !z.is_nan())
-            .map(|(i, &z)| u64::from(u32::MAX - order_key(scaled(z, inv_t))) << 32 | i as u64),
+            .map(|(i, &z)| {
+                let y = scaled(z, inv_t);
+                (order_key(y), i, y)
+            }),
     );
-    ranks.sort_unstable();
-    let mut order: Vec<(u32, usize, f32)> = reserve(OPERATOR, "the row's order", ranks.len());
-    order.extend(ranks.iter().map(|&rank| {
-        let i = (rank & u64::from(u32::MAX)) as usize;
-        (u32::MAX - (rank >> 32) as u32, i, scaled(logits[i], inv_t))
-    }));
-    drop(ranks);
+    order.sort_unstable_by_key(|&(key, i, _)| (u32::MAX - key, i));
     let vocab = logits.len() as u64;
     let k = u64::from(options.top_k);
     if k != 0 && k < vocab && (k as usize) <= order.len() {
