@@ -322,8 +322,7 @@ fn main() {
             ScatterReduction::Reduce(ReduceOp::Add),
         ) == ScatterStrategy::Atomic;
         for (name, strategy) in [
-            ("lists", ScatterStrategy::Lists),
-            ("segmented lists", ScatterStrategy::SegmentedLists),
+            ("sorted rows", ScatterStrategy::Sorted),
             ("atomic", ScatterStrategy::Atomic),
         ] {
             if strategy == ScatterStrategy::Atomic && !atomics {
@@ -388,7 +387,7 @@ fn main() {
     common::print_ratios(
         &format!("scatter_nd_add_i32 on {device:?}: the launcher in place, per strategy"),
         "scatter_nd_add_i32",
-        &["lists", "segmented lists", "atomic"],
+        &["sorted rows", "atomic"],
         &i32_parameters,
     );
     common::print_ratios(

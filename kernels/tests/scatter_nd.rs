@@ -15,8 +15,9 @@ use common::{client, float_replaces, left_out};
 use cubecl::ir::{ElemType, FloatKind, IntKind};
 use cubecl::prelude::*;
 
-/// Both lists strategies, which every lists test runs.
-const LISTS: [ScatterStrategy; 2] = [ScatterStrategy::Lists, ScatterStrategy::SegmentedLists];
+/// The strategies that take every reduction: the sorted rows, and the deterministic one, which
+/// takes the sorted rows' passes for the reductions exact in any order.
+const GENERAL: [ScatterStrategy; 2] = [ScatterStrategy::Sorted, ScatterStrategy::Deterministic];
 
 /// `(value, update)` pairs and what `Min` and `Max` leave, as f32 bit patterns.
 fn cases() -> Vec<(f32, f32, f32, f32)> {
@@ -68,9 +69,9 @@ fn run(client: &Client, op: ReduceOp, strategy: ScatterStrategy) -> Vec<u32> {
 fn check(client: &Client, backend: &str) {
     let f32_elem = ElemType::Float(FloatKind::F32);
     for (op, pick) in [(ReduceOp::Min, 2), (ReduceOp::Max, 3)] {
-        // Native float atomics follow the hardware's rule: floats always take the lists.
+        // Native float atomics follow the hardware's rule: floats always take the sorted rows.
         let strategy = scatter_strategy(client, f32_elem, ScatterReduction::Reduce(op));
-        assert!(strategy.uses_lists(), "{op:?} on {backend}: {strategy:?}");
+        assert_eq!(strategy, ScatterStrategy::Sorted, "{op:?} on {backend}");
         let expected: Vec<u32> = cases()
             .iter()
             .map(|c| if pick == 2 { c.2 } else { c.3 }.to_bits())
@@ -130,7 +131,7 @@ fn each_strategy_as_an_argument_matches_the_host() {
     let values: Vec<i64> = vec![3, -2, 0, i32::MAX as i64, i32::MIN as i64];
     for op in [ReduceOp::Add, ReduceOp::Mul, ReduceOp::Min, ReduceOp::Max] {
         let reduction = ScatterReduction::Reduce(op);
-        let mut strategies = vec![ScatterStrategy::Lists, ScatterStrategy::SegmentedLists];
+        let mut strategies = GENERAL.to_vec();
         if scatter_strategy(&client, i32_elem, reduction) == ScatterStrategy::Atomic {
             strategies.push(ScatterStrategy::Atomic);
         }
@@ -253,22 +254,15 @@ fn bits(values: &[f32]) -> Vec<u32> {
     values.iter().map(|v| v.to_bits()).collect()
 }
 
-/// A few hot targets in a large tensor through the lists: 4000 rows onto 8000 targets average
-/// half a row per target, so `list_buckets` keeps one list per target, and most rows go to 2
-/// targets (one list of 3000 rows, one of 600), the rest to distinct targets or out of range
-/// (skipped). The segments (about one row in 2^5 starts one here) must cover every linked row
-/// once: every reduction on i32 (wrapping) and f32 `Min`/`Max` (NaN updates among them),
-/// against a sequential fold on the host.
+/// A few hot targets in a large tensor along the sorted rows: 4000 rows onto 8000 targets, most
+/// rows onto 2 targets (runs of 3000 and 600 rows), the rest onto distinct targets or out of
+/// range (skipped). The segments (64 rows here) must cover every row of a run once, and runs of
+/// one row take no segment: every reduction on i32 (wrapping) and f32 `Min`/`Max` (NaN updates
+/// among them), against a sequential fold on the host.
 #[test]
 fn hot_targets_of_a_large_tensor_match_the_host() {
-    use burn_dml_ops_kernels::scatter_nd::list_buckets;
     let Some(client) = client() else { return };
     let (rows, targets, slice) = (4000usize, 8000usize, 2usize);
-    assert_eq!(
-        list_buckets(rows, targets),
-        1,
-        "the hot targets keep one list"
-    );
     let target_of: Vec<i32> = (0..rows as i32)
         .map(|r| match r % 20 {
             0..=14 => 17,
@@ -293,7 +287,7 @@ fn hot_targets_of_a_large_tensor_match_the_host() {
         let expected = fold_rows(&values, &updates, &row_targets, slice, |a, v| {
             i32_op(op, a, v)
         });
-        for strategy in LISTS {
+        for strategy in GENERAL {
             let actual = reduce_rows(&client, &values, &target_of, &updates, slice, op, strategy);
             assert_eq!(actual, expected, "i32 {op:?} {strategy:?}");
         }
@@ -316,33 +310,22 @@ fn hot_targets_of_a_large_tensor_match_the_host() {
             slice,
             |a, v| f32_op(op, a, v),
         ));
-        for strategy in LISTS {
+        for strategy in GENERAL {
             let actual = reduce_rows(&client, &values, &target_of, &updates, slice, op, strategy);
             assert_eq!(bits(&actual), expected, "f32 {op:?} {strategy:?} (bits)");
         }
     }
 }
 
-/// Heavy duplicates through both lists strategies: the plain lists split each target's rows
-/// over several lists (`list_buckets` > 1: each list reduced on its own, the partial results
-/// folded into the output after), the segmented ones cut one list into segments: f32 and i32,
-/// every reduction, rows of 3 columns onto 3 targets, NaN updates among the f32 ones (which
-/// `Min`/`Max` never take), against a sequential fold on the host. The f32 values are small
-/// integers and powers of two, so every order of `Add` and `Mul` gives the same result.
+/// Heavy duplicates along the sorted rows: runs of about 1667 rows, each cut into segments of
+/// 128 rows, reduced side by side, then joined in order: f32 and i32, every reduction, rows of
+/// 3 columns onto 3 targets, NaN updates among the f32 ones (which `Min`/`Max` never take),
+/// against a sequential fold on the host. The f32 values are small integers and powers of two,
+/// so every order of `Add` and `Mul` gives the same result.
 #[test]
-fn many_lists_per_target_match_the_host() {
-    use burn_dml_ops_kernels::scatter_nd::list_buckets;
+fn heavy_duplicates_match_the_host() {
     let Some(client) = client() else { return };
     let (rows, targets, slice) = (5000usize, 3usize, 3usize);
-    assert!(
-        list_buckets(rows, targets) > 1,
-        "this case must split its lists"
-    );
-    assert_eq!(
-        list_buckets(targets, targets),
-        1,
-        "unique targets keep one list"
-    );
     let target_of: Vec<i32> = (0..rows).map(|r| ((r * 7) % targets) as i32).collect();
     let row_targets: Vec<Option<usize>> = target_of.iter().map(|&t| Some(t as usize)).collect();
     for op in [ReduceOp::Add, ReduceOp::Mul, ReduceOp::Min, ReduceOp::Max] {
@@ -363,7 +346,7 @@ fn many_lists_per_target_match_the_host() {
         let expected = fold_rows(&values, &updates, &row_targets, slice, |a, v| {
             f32_op(op, a, v)
         });
-        for strategy in LISTS {
+        for strategy in GENERAL {
             let actual = reduce_rows(&client, &values, &target_of, &updates, slice, op, strategy);
             assert_eq!(
                 bits(&actual),
@@ -380,7 +363,7 @@ fn many_lists_per_target_match_the_host() {
         let expected = fold_rows(&i32_values, &i32_updates, &row_targets, slice, |a, v| {
             i32_op(op, a, v)
         });
-        for strategy in LISTS {
+        for strategy in GENERAL {
             let actual = reduce_rows(
                 &client,
                 &i32_values,
@@ -396,8 +379,8 @@ fn many_lists_per_target_match_the_host() {
 }
 
 /// NaN updates never hide the winner: 256 to 4096 rows onto one element of value 1.0, every
-/// update NaN but one (0.5 for `Min`, 9.0 for `Max`) at rows spread over the list, through both
-/// lists strategies. A segment that starts on a NaN update must still take the real one.
+/// update NaN but one (0.5 for `Min`, 9.0 for `Max`) at rows spread over the run, through both
+/// general strategies. A segment that starts on a NaN update must still take the real one.
 #[test]
 fn nan_updates_never_hide_the_winner() {
     let Some(client) = client() else { return };
@@ -407,7 +390,7 @@ fn nan_updates_never_hide_the_winner() {
             for (op, win) in [(ReduceOp::Min, 0.5f32), (ReduceOp::Max, 9.0)] {
                 let mut updates = vec![f32::NAN; rows];
                 updates[winner] = win;
-                for strategy in LISTS {
+                for strategy in GENERAL {
                     let out =
                         reduce_rows(&client, &[1.0f32], &target_of, &updates, 1, op, strategy);
                     assert_eq!(
@@ -424,7 +407,8 @@ fn nan_updates_never_hide_the_winner() {
 
 /// Duplicate updates of both zeros give the same zero whatever order they arrive in: `Min` of
 /// 1.0 and any mix of `-0.0` and `+0.0` is `-0.0`, `Max` of -1.0 and the same mix `+0.0`, for
-/// a few arrangements and row counts (with and without segments), through both lists strategies.
+/// a few arrangements and row counts (with and without segments), through both general
+/// strategies.
 #[test]
 fn the_sign_of_a_zero_does_not_depend_on_order() {
     let Some(client) = client() else { return };
@@ -447,7 +431,7 @@ fn the_sign_of_a_zero_does_not_depend_on_order() {
             for (op, value, expected) in
                 [(ReduceOp::Min, 1.0f32, -0.0f32), (ReduceOp::Max, -1.0, 0.0)]
             {
-                for strategy in LISTS {
+                for strategy in GENERAL {
                     let out = reduce_rows(&client, &[value], &target_of, &updates, 1, op, strategy);
                     assert_eq!(
                         out[0].to_bits(),
@@ -458,5 +442,73 @@ fn the_sign_of_a_zero_does_not_depend_on_order() {
                 }
             }
         }
+    }
+}
+
+/// Runs deep enough for four levels of nodes (32, 256, 2,048 and 16,384 sorted positions):
+/// targets of about 40,000, 18,000 and 2,000 rows whose runs start off every node's alignment,
+/// beside targets of a few hundred, on i32 (every reduction, wrapping) and f32 `Min`/`Max` with
+/// NaN updates, against a sequential fold on the host. The join takes each run's largest nodes,
+/// and every position of a run exactly once.
+#[test]
+fn runs_over_four_levels_of_nodes_match_the_host() {
+    let Some(client) = client() else { return };
+    let (rows, targets, slice) = (70_003usize, 40usize, 2usize);
+    let target_of: Vec<i32> = (0..rows)
+        .map(|r| match r % 7 {
+            0 => (r / 7 % 30) as i32 + 5,
+            1 if r % 5 == 0 => 3,
+            1 | 2 => 1,
+            _ => 2,
+        })
+        .collect();
+    let row_targets: Vec<Option<usize>> = target_of.iter().map(|&t| Some(t as usize)).collect();
+    let values: Vec<i32> = (0..(targets * slice) as i32).map(|e| e * 5 - 11).collect();
+    let updates: Vec<i32> = (0..(rows * slice) as i32)
+        .map(|p| p.wrapping_mul(2_654_435_761u32 as i32) >> 9)
+        .collect();
+    for op in [ReduceOp::Add, ReduceOp::Mul, ReduceOp::Min, ReduceOp::Max] {
+        let expected = fold_rows(&values, &updates, &row_targets, slice, |a, v| {
+            i32_op(op, a, v)
+        });
+        let actual = reduce_rows(
+            &client,
+            &values,
+            &target_of,
+            &updates,
+            slice,
+            op,
+            ScatterStrategy::Sorted,
+        );
+        assert_eq!(actual, expected, "i32 {op:?}");
+    }
+    let values: Vec<f32> = (0..targets * slice).map(|e| e as f32 - 30.0).collect();
+    let updates: Vec<f32> = (0..rows * slice)
+        .map(|p| {
+            if p % 13 == 0 {
+                f32::NAN
+            } else {
+                ((p * 7919) % 100_003) as f32 * 0.01 - 500.0
+            }
+        })
+        .collect();
+    for op in [ReduceOp::Min, ReduceOp::Max] {
+        let expected = bits(&fold_rows(
+            &values,
+            &updates,
+            &row_targets,
+            slice,
+            |a, v| f32_op(op, a, v),
+        ));
+        let actual = reduce_rows(
+            &client,
+            &values,
+            &target_of,
+            &updates,
+            slice,
+            op,
+            ScatterStrategy::Sorted,
+        );
+        assert_eq!(bits(&actual), expected, "f32 {op:?} (bits)");
     }
 }

@@ -155,7 +155,7 @@ fn narrow_data_is_packed_where_the_runtime_cannot_bind_it() {
             if packs {
                 packed.push(format!("{elem} {reduction:?}"));
                 assert!(
-                    scatter_strategy(&client, elem, reduction).uses_lists(),
+                    scatter_strategy(&client, elem, reduction) == ScatterStrategy::Sorted,
                     "{elem} {reduction:?}"
                 );
             }
@@ -383,7 +383,7 @@ fn hot_targets_of_packed_data_match_the_host() {
             }
             let mut buffer = values.clone();
             buffer.resize(values.len().div_ceil(4) * 4 + 4, GUARD_BYTE);
-            for strategy in [ScatterStrategy::Lists, ScatterStrategy::SegmentedLists] {
+            for strategy in [ScatterStrategy::Sorted] {
                 let (actual, _) = Scatter {
                     dims: vec![len],
                     strategy: Some(strategy),
@@ -404,16 +404,16 @@ fn hot_targets_of_packed_data_match_the_host() {
     }
 }
 
-/// `Assign` through the lists on typed data (any strategy may be asked for `Assign` but atomics):
-/// one candidate per element.
+/// `Assign` along the sorted rows on typed data (any strategy may be asked for `Assign` but
+/// atomics): each target's latest row.
 #[test]
-fn assign_through_the_lists() {
+fn assign_along_the_sorted_rows() {
     let Some(client) = client() else { return };
     let values = [10i32, 20, 30];
     let indices = [2i32, 0, 2, 2];
     let updates = [1i32, 2, 3, 4];
     let (bytes, ran) = Scatter {
-        strategy: Some(ScatterStrategy::Lists),
+        strategy: Some(ScatterStrategy::Sorted),
         ..Scatter::new(
             ElemType::Int(IntKind::I32),
             i32::as_bytes(&values),
@@ -424,11 +424,11 @@ fn assign_through_the_lists() {
     }
     .run(&client)
     .expect("the launch is valid");
-    assert_eq!(ran, ScatterStrategy::Lists);
+    assert_eq!(ran, ScatterStrategy::Sorted);
     let out = i32::from_bytes(&bytes);
     assert_eq!(out[0], 2);
     assert_eq!(out[1], 20);
-    assert!([1, 3, 4].contains(&out[2]), "{out:?}");
+    assert_eq!(out[2], 4, "the latest of rows 0, 2 and 3: {out:?}");
 }
 
 /// The gather (ScatterND's adjoint) of narrow data: 5 rows of 3 elements (odd, so the output's
@@ -532,7 +532,7 @@ fn packed_min_and_max_rules_hold_under_duplicates() {
                 println!("{elem} {op:?}: typed on this runtime, not checked here");
                 continue;
             }
-            for strategy in [ScatterStrategy::Lists, ScatterStrategy::SegmentedLists] {
+            for strategy in [ScatterStrategy::Sorted, ScatterStrategy::Deterministic] {
                 for rows in [256usize, 2048] {
                     for winner in [0, 1, rows / 3, rows - 1] {
                         let mut updates = vec![f32::NAN; rows];
@@ -1090,11 +1090,8 @@ fn deterministic_16_bit_floats_move_bits() {
                 };
                 let kernels = scatter.built_kernels(&client);
                 let packed = match op {
-                    // Both `Add` kernels read and write 32-bit words only, whatever the format.
-                    ReduceOp::Add if strategy == ScatterStrategy::Deterministic => {
-                        "ScatterNdExactFinish"
-                    }
-                    ReduceOp::Add => "ScatterNdListedSum",
+                    // The exact sum reads and writes 32-bit words only, whatever the format.
+                    ReduceOp::Add => "ScatterNdSortedSum",
                     // The tree's leaves, in words of every format.
                     _ => "ScatterNdProductChunks",
                 };

@@ -138,7 +138,7 @@ fn wide_data_matches_the_host() {
             }
             let (bytes, ran) = result.unwrap_or_else(|err| panic!("{elem} {op:?}: {err}"));
             if in_words {
-                assert!(ran.uses_lists(), "{elem} {op:?}: {ran:?}");
+                assert_eq!(ran, ScatterStrategy::Sorted, "{elem} {op:?}");
             }
             let actual = u64::from_bytes(&bytes);
             let mut expected = values.clone();
@@ -275,7 +275,7 @@ fn indices_of_every_width_resolve_like_the_host() {
                 rows: raw.len(),
                 index_elem: elem,
                 out_of_range,
-                strategy: Some(ScatterStrategy::Lists),
+                strategy: Some(ScatterStrategy::Sorted),
                 ..Scatter::new(
                     ElemType::Int(IntKind::I32),
                     i32::as_bytes(&[0i32; 5]),

@@ -11,25 +11,22 @@
 //! - **Atomic**: a native atomic per update element, where the runtime has one for the
 //!   operation. Never for float `Min`/`Max`, whose atomics follow the hardware's NaN and
 //!   signed-zero rules.
-//! - **Lists**: any reduction on any dtype with a 32-bit atomic exchange only. Each update row
-//!   pushes itself onto a linked list per target slice; the unit of each list's head walks it
-//!   and writes once, so no update is lost and nothing spins. A walk is a chain of dependent
-//!   loads, so long lists are cut: where rows average 16 or more per target, each target gets
-//!   several lists ([`list_buckets`]) folded by one more launch; on GPUs
-//!   ([`ScatterStrategy::SegmentedLists`]) each list is cut into segments of about
-//!   `sqrt(rows)` rows, reduced side by side first, which also bounds a few hot targets.
-//!
-//! - **Deterministic**: a result that depends on the operands alone. `Assign` lists keep only
-//!   their latest row in index order (an atomic maximum), whose groups of columns move in
-//!   vectors (`latest.rs`); float `Add` sums exactly on a fixed integer grid per format,
-//!   walking segments of each target's list side by side, and rounds once
-//!   (`scatter_nd_exact_*`, see `exact_add.rs`), or with
-//!   [`ScatterStrategy::ListedDeterministic`] (CPU drivers) the same sum along each target's
-//!   whole list (`scatter_nd_listed_sum*`, see `listed_sum.rs`); float `Mul` sorts the rows
-//!   by target stably and multiplies each target's terms in a fixed tree with a wider
-//!   significand, rounded once (`product.rs`), or in index order where that rounding is
-//!   uncertain, as `f64` `Add` and `Mul` always do (`ordered.rs`); the reductions that are exact in any order walk the lists (one per
-//!   target).
+//! - **Sorted**: any reduction on any dtype, with 32-bit atomics only (the sort's histograms).
+//!   The update rows are sorted by target with the crate's radix sort (stably, over the bits
+//!   the target count needs); a fixed tree of aligned nodes over the sorted positions (chunks of
+//!   32, then 8 nodes a node) reduces every node that holds one target's rows, a launch a
+//!   level; then one unit per target element folds its run in index order, taking the largest
+//!   nodes inside it, and writes once (`sorted.rs`). No unit reads more than about 64 values
+//!   plus 16 a level, however many rows share a target.
+//! - **Deterministic**: a result that depends on the operands alone. `Assign` keeps each
+//!   target's latest row in index order (an atomic maximum), whose groups of columns move in
+//!   vectors (`latest.rs`); float `Add` sums exactly on a fixed integer grid per format along
+//!   the sorted rows' passes and rounds once (`sorted_sum.rs`); float `Mul` multiplies each
+//!   target's terms in a fixed tree over the sorted rows with a wider significand, rounded once
+//!   (`product.rs`), or in index order where that rounding is uncertain, as `f64` `Add` and
+//!   `Mul` always do (`ordered.rs`); the reductions that are exact in any order take the sorted
+//!   rows' passes. [`ScatterStrategy::ListedDeterministic`] (CPU drivers) sizes the tree's
+//!   launches on the device.
 //!
 //! Float `Min`/`Max` rank `-0.0` below `+0.0` and never let a NaN update win, choosing on raw
 //! bits so that no compiler substitutes a `min` instruction: the result does not depend on the
@@ -37,53 +34,47 @@
 //!
 //! Data of a [type the runtime cannot bind](crate#types-the-runtime-cannot-bind) (or, for a
 //! reduction, compute with) is held in 32-bit words ([`data_in_words`]) and always takes the
-//! lists, so that exactly one unit writes each element: a packed element's unit XORs its change
-//! into the word atomically; a 64-bit element's unit stores both its words. `f16`/`bf16` round
-//! to nearest even at each step; `f64` in words takes `Min`/`Max` but not `Add`/`Mul`. Indices
-//! of such a type are first resolved into `u32` coordinates by one launch
+//! sorted rows, so that exactly one unit writes each element: a packed element's unit XORs its
+//! change into the word atomically; a 64-bit element's unit stores both its words. `f16`/`bf16`
+//! round to nearest even at each step; `f64` in words takes `Min`/`Max` but not `Add`/`Mul`.
+//! Indices of such a type are first resolved into `u32` coordinates by one launch
 //! ([`scatter_nd_resolve_indices()`]).
 
 mod columns;
 mod exact;
-mod exact_add;
 mod indices;
 mod kernel;
 mod latest;
 mod launch;
-mod listed_sum;
 mod ordered;
 mod packed;
 mod product;
 mod product_node;
+mod sorted;
+mod sorted_sum;
 mod split;
 
 pub use columns::GROUP_COLUMNS;
 pub use exact::SumFormat;
-pub use exact_add::{
-    JUMP_FAN, scatter_nd_exact_finish, scatter_nd_exact_jump, scatter_nd_exact_segments,
-};
 pub use indices::{IndexRead, scatter_nd_resolve_indices};
 pub use kernel::{
-    ReduceOp, RowLink, scatter_nd_assign, scatter_nd_atomic, scatter_nd_clear,
-    scatter_nd_combine_buckets, scatter_nd_gather, scatter_nd_link_rows, scatter_nd_reduce_lists,
-    scatter_nd_row_targets, scatter_nd_segment_lists,
+    ReduceOp, scatter_nd_assign, scatter_nd_atomic, scatter_nd_clear, scatter_nd_gather,
+    scatter_nd_link_rows, scatter_nd_row_targets,
 };
 pub use latest::scatter_nd_assign_latest;
 pub use launch::{
     LISTED_GRID, OutOfRange, ScatterNdData, ScatterNdIndices, ScatterNdLayout, ScatterReduction,
     ScatterStrategy, data_in_words, deterministic_strategy, launch_gather_nd, launch_scatter_nd,
-    list_buckets, scatter_strategy,
+    scatter_strategy,
 };
-pub use listed_sum::{
-    WALK_CUBE, scatter_nd_listed_dispatch, scatter_nd_listed_sum, scatter_nd_listed_sum_heads,
+pub use ordered::{
+    WALK_CUBE, scatter_nd_listed_dispatch, scatter_nd_ordered_f64, scatter_nd_ordered_product,
 };
-pub use ordered::{scatter_nd_ordered_f64, scatter_nd_ordered_product};
-pub use packed::{
-    WordKind, scatter_nd_gather_packed, scatter_nd_reduce_lists_packed,
-    scatter_nd_segment_lists_packed,
-};
+pub use packed::{WordKind, scatter_nd_gather_packed, scatter_nd_sorted_reduce_packed};
 pub use product::{
     PRODUCT_CHUNK, PRODUCT_FAN, scatter_nd_product_chunks, scatter_nd_product_leaves,
     scatter_nd_product_level, scatter_nd_segment_starts,
 };
-pub use split::{scatter_nd_reduce_lists_split, scatter_nd_segment_lists_split};
+pub use sorted::{CHUNK_ROWS, NODE_FAN, SortedPass, node_count, scatter_nd_sorted_reduce};
+pub use sorted_sum::scatter_nd_sorted_sum;
+pub use split::scatter_nd_sorted_reduce_split;

@@ -22,6 +22,30 @@ use super::exact::{SumFormat, round_product, widen};
 use super::indices::SKIPPED;
 use super::kernel::{ReduceOp, list_pending};
 
+/// Units per cube of the walks' launches: few, so that the walks of a few hot targets spread
+/// over the cores of a CPU driver, which runs each cube on one thread.
+pub const WALK_CUBE: u32 = 8;
+
+/// One unit: a launch over the `work_count` listed units of a counted list (the tree's chunks,
+/// nodes and uncertain units, sized on the device), as `[x, y, 1]` cubes of [`WALK_CUBE`] units
+/// in `args` (at most 65,535 cubes a dimension).
+#[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
+pub fn scatter_nd_listed_dispatch(work_count: &[u32], args: &mut [u32]) {
+    if ABSOLUTE_POS > 0usize {
+        terminate!();
+    }
+    let count = work_count[0usize];
+    let whole = count / WALK_CUBE;
+    let cubes = whole + select(count - whole * WALK_CUBE != 0u32, 1u32, 0u32);
+    let x = select(cubes < 65_535u32, cubes, 65_535u32);
+    let divisor = select(x > 0u32, x, 1u32);
+    let rows = cubes / divisor;
+    let y = rows + select(cubes - rows * divisor != 0u32, 1u32, 0u32);
+    args[0usize] = x;
+    args[1usize] = y;
+    args[2usize] = 1u32;
+}
+
 /// Where the walk of a unit at sorted position `sorted` runs in this launch: its target, the
 /// first and one past the last sorted position to take, whether it walks at all (only a unit
 /// at its target's first sorted row does, and only while the target has rows from `first`,

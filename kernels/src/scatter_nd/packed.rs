@@ -2,8 +2,8 @@
 //! with): the buffers are read and written as 32-bit words, two or four elements to a word.
 //!
 //! Neighbouring elements share a word, so two units that write different elements of one word
-//! would lose one write with plain stores. The scatter therefore always runs on the per-target
-//! lists (see the [module docs](super)): exactly one unit writes each target element, and it
+//! would lose one write with plain stores. The scatter therefore always runs along the rows
+//! sorted by target (see `sorted.rs`): exactly one unit writes each target element, and it
 //! applies its change to the word with one atomic XOR of the old and new bits of its own field,
 //! which leaves every other field of the word as the other units set it. Arithmetic runs on the
 //! 32-bit words: integers wrap to their width, and floats round to nearest even once per update,
@@ -17,7 +17,11 @@
 use cubecl::prelude::*;
 
 use super::indices::{IndexRead, update_target};
-use super::kernel::{ReduceOp, list_head, reduces_segment, starts_segment};
+use super::kernel::ReduceOp;
+use super::sorted::{
+    CHUNK_ROWS, NODE_FAN, SortedPass, fitting_levels, joins, key_at, node_index, node_width,
+    whole_node,
+};
 
 /// How the kernels that hold data in 32-bit words (8- and 16-bit elements packed into words,
 /// 64-bit ones split into word pairs) read an element's bits for arithmetic.
@@ -316,122 +320,111 @@ fn combine_packed(
     out
 }
 
-/// `scatter_nd_segment_lists` for packed data: the unit of each update element whose row starts
-/// a segment reduces its field and those of the following rows of its list, up to the next
-/// start, into `segments[position]` (one element's bits per word).
-#[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
-pub fn scatter_nd_segment_lists_packed(
-    segments: &mut [u32],
-    segment_next: &mut [u32],
-    updates: &[u32],
-    next: &[u32],
-    targets: &[u32],
-    slice: usize,
-    units: usize,
-    segment_bits: u32,
-    #[comptime] bits: u32,
+/// `op` over a partial result of updates only and `value`: where `acc` is a NaN update, which
+/// must never win, `value` takes its place.
+#[cube]
+fn fold_packed(
+    acc: u32,
+    value: u32,
     #[comptime] op: ReduceOp,
     #[comptime] kind: WordKind,
-) {
-    let position = ABSOLUTE_POS;
-    if !reduces_segment(targets, position, units, slice, segment_bits) {
-        terminate!();
+    #[comptime] bits: u32,
+) -> u32 {
+    let mut out = combine_packed(acc, value, op, kind, bits);
+    if is_nan_field(acc, kind, bits) {
+        out = value;
     }
-    let row = position / slice;
-    let col = position % slice;
-    let mut acc = field(updates, position, bits);
-    let mut link = next[row];
-    // Every link points to a row pushed earlier, so the walk ends.
-    while link != 0 {
-        let member = (link - 1) as usize;
-        if starts_segment(member, segment_bits) {
-            break;
-        }
-        let value = field(updates, member * slice + col, bits);
-        // The segment holds updates only: a NaN there must never win, so the next one replaces it.
-        if is_nan_field(acc, kind, bits) {
-            acc = value;
-        } else {
-            acc = combine_packed(acc, value, op, kind, bits);
-        }
-        link = next[member];
-    }
-    segments[position] = acc;
-    if col == 0 {
-        segment_next[row] = link;
-    }
+    out
 }
 
-/// Lists, step 2, for packed data: the unit whose row heads its target's list computes the
-/// target element's new bits (the head's update for `Assign`, `op` over the whole list
-/// otherwise) and XORs the change into the element's field of its output word, atomically; the
-/// other units return at once. Each element has exactly one such unit, and the XOR touches no
-/// other field, so units sharing a word never undo each other's writes.
-///
-/// With `segment_bits` below 32 the walk takes each segment in one step, as in
-/// `scatter_nd_reduce_lists`. `heads`, `next` and `targets` are final here, as there.
+/// `scatter_nd_sorted_reduce` for packed data: a node's partial result holds one element's
+/// bits per word of `partials`; the join (or the last row of a run, for `Assign`) XORs the
+/// change of its target element's bits into the element's field of its output word,
+/// atomically. Each element has exactly one such unit, and the XOR touches no other field, so
+/// units sharing a word never undo each other's writes.
 #[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
-pub fn scatter_nd_reduce_lists_packed(
+pub fn scatter_nd_sorted_reduce_packed(
     output: &mut [Atomic<u32>],
+    partials: &mut [u32],
     updates: &[u32],
-    heads: &[u32],
-    next: &[u32],
+    order: &[u32],
     targets: &[u32],
-    segments: &[u32],
-    segment_next: &[u32],
     slice: usize,
     units: usize,
-    segment_bits: u32,
+    rows: usize,
+    level: u32,
+    #[comptime] pass: SortedPass,
     #[comptime] bits: u32,
     #[comptime] op: Option<ReduceOp>,
     #[comptime] kind: WordKind,
 ) {
-    let position = ABSOLUTE_POS;
-    if position >= units {
+    let unit = ABSOLUTE_POS;
+    if unit >= units {
         terminate!();
     }
-    let (element, _, heads_list) = list_head(heads, targets, position, slice, 1u32);
-    if !heads_list {
-        terminate!();
-    }
-    let row = position / slice;
-    let col = position % slice;
-    let per_word = comptime!((32 / bits) as usize);
-    let mask = comptime!(((1u64 << bits) - 1) as u32);
-    let word = element / per_word;
-    let shift = ((element % per_word) as u32) * bits;
-    // Only this unit writes this field, so the load sees its final input bits.
-    let old = (output[word].load() >> shift) & mask;
-    // `Assign` takes the head's own update; a reduction starts from the current value.
-    let mut acc = if comptime!(op.is_some()) {
-        old
+    let col = unit % slice;
+    let reduce = comptime!(op.unwrap_or(ReduceOp::Add));
+    if comptime!(pass == SortedPass::Nodes) {
+        let node = unit / slice;
+        let (first, _, whole) = whole_node(order, targets, node, level, rows);
+        if !whole {
+            terminate!();
+        }
+        let at = node_index(rows, level, node) * slice + col;
+        if level == 0u32 {
+            let mut acc = field(updates, order[first] as usize * slice + col, bits);
+            let mut i = 1usize;
+            while i < CHUNK_ROWS {
+                let value = field(updates, order[first + i] as usize * slice + col, bits);
+                acc = fold_packed(acc, value, reduce, kind, bits);
+                i += 1usize;
+            }
+            partials[at] = acc;
+        } else {
+            let child = node_index(rows, level - 1u32, node * NODE_FAN) * slice + col;
+            let mut acc = partials[child];
+            let mut j = 1usize;
+            while j < NODE_FAN {
+                acc = fold_packed(acc, partials[child + j * slice], reduce, kind, bits);
+                j += 1usize;
+            }
+            partials[at] = acc;
+        }
     } else {
-        field(updates, position, bits)
-    };
-    if comptime!(op.is_some()) {
-        let reduce = comptime!(op.unwrap_or(ReduceOp::Add));
-        let mut link = row as u32 + 1;
-        // Every link points to a row pushed earlier, so the walk ends.
-        while link != 0 {
-            let member = (link - 1) as usize;
-            // A row that starts a segment stands for the whole segment.
-            if starts_segment(member, segment_bits) {
-                acc = combine_packed(acc, segments[member * slice + col], reduce, kind, bits);
-                link = segment_next[member];
-            } else {
-                acc = combine_packed(
-                    acc,
-                    field(updates, member * slice + col, bits),
-                    reduce,
-                    kind,
-                    bits,
-                );
-                link = next[member];
+        let position = unit / slice;
+        let key = key_at(order, targets, position, rows);
+        if !joins(order, targets, position, key, rows, comptime!(op.is_none())) {
+            terminate!();
+        }
+        let element = key as usize * slice + col;
+        let per_word = comptime!((32 / bits) as usize);
+        let mask = comptime!(((1u64 << bits) - 1) as u32);
+        let word = element / per_word;
+        let shift = ((element % per_word) as u32) * bits;
+        // Only this unit writes this field, so the load sees its final input bits.
+        let old = (output[word].load() >> shift) & mask;
+        let mut acc = old;
+        if comptime!(op.is_none()) {
+            acc = field(updates, order[position] as usize * slice + col, bits);
+        } else {
+            let mut at = position;
+            while key_at(order, targets, at, rows) == key {
+                let levels = fitting_levels(order, targets, at, key, rows);
+                if levels > 0u32 {
+                    let width = node_width(levels - 1u32);
+                    let node = node_index(rows, levels - 1u32, at / width);
+                    acc = combine_packed(acc, partials[node * slice + col], reduce, kind, bits);
+                    at += width;
+                } else {
+                    let value = field(updates, order[at] as usize * slice + col, bits);
+                    acc = combine_packed(acc, value, reduce, kind, bits);
+                    at += 1usize;
+                }
             }
         }
-    }
-    if acc != old {
-        output[word].fetch_xor((acc ^ old) << shift);
+        if acc != old {
+            output[word].fetch_xor((acc ^ old) << shift);
+        }
     }
 }
 

@@ -33,6 +33,7 @@ use super::ordered::{listed_count, listed_unit, multiply_rows, position_stride};
 use super::product_node::{
     Nodes, leaf, load_node, multiply_into, node_of, ones, round_node, set_node, store_node,
 };
+use super::sorted::key_at;
 
 /// Rows one unit folds into a leaf node of the tree.
 pub const PRODUCT_CHUNK: usize = 32;
@@ -49,16 +50,6 @@ fn slot(position: usize, start: usize) -> usize {
     let offset = start % PRODUCT_CHUNK;
     let inside = position == start && offset != 0usize;
     2usize * (position / PRODUCT_CHUNK) + select(inside, 1usize, 0usize)
-}
-
-/// The target of sorted position `position`, or [`SKIPPED`] past the rows.
-#[cube]
-fn key_at(order: &[u32], targets: &[u32], position: usize, rows: usize) -> u32 {
-    let mut key = u32::new(SKIPPED as i64);
-    if position < rows {
-        key = targets[order[position] as usize];
-    }
-    key
 }
 
 /// Rounds the group's root nodes `acc` (a tree of at most `bound` multiplications) into the

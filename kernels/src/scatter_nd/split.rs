@@ -2,19 +2,22 @@
 //! 32-bit words, low word first, and all arithmetic runs on those words.
 //!
 //! Two plain stores could tear an element between two duplicate updates, so the scatter always
-//! runs on the per-target lists (see the [module docs](super)): only the head row of a target
-//! writes it. `Assign` moves bits only and takes the typed list kernel as u32 rows of twice the
-//! slice; the reductions take [`scatter_nd_reduce_lists_split`], where exactly one unit writes
-//! each target element, both its words (after [`scatter_nd_segment_lists_split`] where the
-//! lists are cut into segments). Integers wrap (`Add` with a
-//! carry, `Mul` from 16-bit partial products); `Min`/`Max` choose on the raw bits with the
-//! crate's rules (a NaN never replaces and is never replaced, zeros keep their sign). `f64`
-//! `Add`/`Mul` need float arithmetic the runtime does not have, and the launcher refuses them.
+//! runs along the rows sorted by target (see `sorted.rs`): one unit per target element writes
+//! it. `Assign` moves bits only and takes the typed kernel as u32 rows of twice the slice; the
+//! reductions take [`scatter_nd_sorted_reduce_split`], whose join writes both words of each
+//! target element. Integers wrap (`Add` with a carry, `Mul` from 16-bit partial products);
+//! `Min`/`Max` choose on the raw bits with the crate's rules (a NaN never replaces and is never
+//! replaced, zeros keep their sign). `f64` `Add`/`Mul` need float arithmetic the runtime does not
+//! have, and the launcher refuses them.
 
 use cubecl::prelude::*;
 
-use super::kernel::{ReduceOp, list_head, reduces_segment, starts_segment};
+use super::kernel::ReduceOp;
 use super::packed::WordKind;
+use super::sorted::{
+    CHUNK_ROWS, NODE_FAN, SortedPass, fitting_levels, joins, key_at, node_index, node_width,
+    whole_node,
+};
 
 /// The high 32 bits of the 64-bit product of `a` and `b`.
 #[cube]
@@ -117,102 +120,98 @@ fn fold_segment_split(
     (out_lo, out_hi)
 }
 
-/// `scatter_nd_segment_lists` for 64-bit data held as word pairs: the unit of each update
-/// element whose row starts a segment reduces its update and those of the following rows of its
-/// list, up to the next start, into `segments[2 * position..][..2]`.
+/// `scatter_nd_sorted_reduce` for a reduction on 64-bit data held as word pairs: a node's
+/// partial result holds an element's two words at `partials[2 * entry..]`, and the join writes
+/// both words of its target element, once. (`Assign` only moves bits: the launcher runs it
+/// through the typed kernel as u32 rows of twice the slice.)
 #[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
-pub fn scatter_nd_segment_lists_split(
-    segments: &mut [u32],
-    segment_next: &mut [u32],
-    updates: &[u32],
-    next: &[u32],
-    targets: &[u32],
-    slice: usize,
-    units: usize,
-    segment_bits: u32,
-    #[comptime] op: ReduceOp,
-    #[comptime] kind: WordKind,
-) {
-    let position = ABSOLUTE_POS;
-    if !reduces_segment(targets, position, units, slice, segment_bits) {
-        terminate!();
-    }
-    let row = position / slice;
-    let col = position % slice;
-    let mut lo = updates[2 * position];
-    let mut hi = updates[2 * position + 1];
-    let mut link = next[row];
-    // Every link points to a row pushed earlier, so the walk ends.
-    while link != 0 {
-        let member = (link - 1) as usize;
-        if starts_segment(member, segment_bits) {
-            break;
-        }
-        let at = 2 * (member * slice + col);
-        let (new_lo, new_hi) = fold_segment_split(lo, hi, updates[at], updates[at + 1], op, kind);
-        lo = new_lo;
-        hi = new_hi;
-        link = next[member];
-    }
-    segments[2 * position] = lo;
-    segments[2 * position + 1] = hi;
-    if col == 0 {
-        segment_next[row] = link;
-    }
-}
-
-/// Lists, step 2, for a reduction on 64-bit data held as word pairs: the unit whose row heads
-/// its target's list writes `op` over the current value and the whole list into the target
-/// element's two words, once; the other units return at once. (`Assign` only moves bits: the
-/// launcher runs it through the typed kernel as u32 rows of twice the slice.) With
-/// `segment_bits` below 32 a row that starts a segment stands for its whole segment, as in
-/// `scatter_nd_reduce_lists`.
-///
-/// `heads`, `next` and `targets` are final here, as in `scatter_nd_reduce_lists`.
-#[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
-pub fn scatter_nd_reduce_lists_split(
+pub fn scatter_nd_sorted_reduce_split(
     output: &mut [u32],
+    partials: &mut [u32],
     updates: &[u32],
-    heads: &[u32],
-    next: &[u32],
+    order: &[u32],
     targets: &[u32],
-    segments: &[u32],
-    segment_next: &[u32],
     slice: usize,
     units: usize,
-    segment_bits: u32,
+    rows: usize,
+    level: u32,
+    #[comptime] pass: SortedPass,
     #[comptime] op: ReduceOp,
     #[comptime] kind: WordKind,
 ) {
-    let position = ABSOLUTE_POS;
-    if position >= units {
+    let unit = ABSOLUTE_POS;
+    if unit >= units {
         terminate!();
     }
-    let (element, _, heads_list) = list_head(heads, targets, position, slice, 1u32);
-    if !heads_list {
-        terminate!();
-    }
-    let row = position / slice;
-    let col = position % slice;
-    let mut lo = output[2 * element];
-    let mut hi = output[2 * element + 1];
-    let mut link = row as u32 + 1;
-    // Every link points to a row pushed earlier, so the walk ends.
-    while link != 0 {
-        let member = (link - 1) as usize;
-        let at = 2 * (member * slice + col);
-        let mut value_lo = updates[at];
-        let mut value_hi = updates[at + 1];
-        link = next[member];
-        if starts_segment(member, segment_bits) {
-            value_lo = segments[at];
-            value_hi = segments[at + 1];
-            link = segment_next[member];
+    let col = unit % slice;
+    if comptime!(pass == SortedPass::Nodes) {
+        let node = unit / slice;
+        let (first, _, whole) = whole_node(order, targets, node, level, rows);
+        if !whole {
+            terminate!();
         }
-        let (new_lo, new_hi) = combine_split(lo, hi, value_lo, value_hi, op, kind);
-        lo = new_lo;
-        hi = new_hi;
+        let at = 2 * (node_index(rows, level, node) * slice + col);
+        if level == 0u32 {
+            let from = 2 * (order[first] as usize * slice + col);
+            let mut lo = updates[from];
+            let mut hi = updates[from + 1];
+            let mut i = 1usize;
+            while i < CHUNK_ROWS {
+                let from = 2 * (order[first + i] as usize * slice + col);
+                let (new_lo, new_hi) =
+                    fold_segment_split(lo, hi, updates[from], updates[from + 1], op, kind);
+                lo = new_lo;
+                hi = new_hi;
+                i += 1usize;
+            }
+            partials[at] = lo;
+            partials[at + 1] = hi;
+        } else {
+            let child = 2 * (node_index(rows, level - 1u32, node * NODE_FAN) * slice + col);
+            let mut lo = partials[child];
+            let mut hi = partials[child + 1];
+            let mut j = 1usize;
+            while j < NODE_FAN {
+                let from = child + 2 * j * slice;
+                let (new_lo, new_hi) =
+                    fold_segment_split(lo, hi, partials[from], partials[from + 1], op, kind);
+                lo = new_lo;
+                hi = new_hi;
+                j += 1usize;
+            }
+            partials[at] = lo;
+            partials[at + 1] = hi;
+        }
+    } else {
+        let position = unit / slice;
+        let key = key_at(order, targets, position, rows);
+        if !joins(order, targets, position, key, rows, false) {
+            terminate!();
+        }
+        let element = key as usize * slice + col;
+        let mut lo = output[2 * element];
+        let mut hi = output[2 * element + 1];
+        let mut at = position;
+        while key_at(order, targets, at, rows) == key {
+            let levels = fitting_levels(order, targets, at, key, rows);
+            if levels > 0u32 {
+                let width = node_width(levels - 1u32);
+                let from = 2 * (node_index(rows, levels - 1u32, at / width) * slice + col);
+                let (new_lo, new_hi) =
+                    combine_split(lo, hi, partials[from], partials[from + 1], op, kind);
+                lo = new_lo;
+                hi = new_hi;
+                at += width;
+            } else {
+                let from = 2 * (order[at] as usize * slice + col);
+                let (new_lo, new_hi) =
+                    combine_split(lo, hi, updates[from], updates[from + 1], op, kind);
+                lo = new_lo;
+                hi = new_hi;
+                at += 1usize;
+            }
+        }
+        output[2 * element] = lo;
+        output[2 * element + 1] = hi;
     }
-    output[2 * element] = lo;
-    output[2 * element + 1] = hi;
 }

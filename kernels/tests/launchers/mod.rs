@@ -59,7 +59,7 @@ pub fn assert_count_fits(name: &str, cube_count: &CubeCount, hardware: &Hardware
 }
 
 /// Every `#[cube(launch_unchecked)]` kernel function of the crate.
-pub const KERNELS: [&str; 59] = [
+pub const KERNELS: [&str; 51] = [
     "bit_count_kernel",
     "bit_count_words_kernel",
     "compress_gather_packed",
@@ -80,30 +80,22 @@ pub const KERNELS: [&str; 59] = [
     "scatter_nd_assign_latest",
     "scatter_nd_atomic",
     "scatter_nd_clear",
-    "scatter_nd_combine_buckets",
-    "scatter_nd_exact_finish",
-    "scatter_nd_exact_jump",
-    "scatter_nd_exact_segments",
     "scatter_nd_gather",
     "scatter_nd_gather_packed",
     "scatter_nd_link_rows",
     "scatter_nd_listed_dispatch",
-    "scatter_nd_listed_sum",
-    "scatter_nd_listed_sum_heads",
     "scatter_nd_ordered_f64",
     "scatter_nd_ordered_product",
     "scatter_nd_product_chunks",
     "scatter_nd_product_leaves",
     "scatter_nd_product_level",
-    "scatter_nd_reduce_lists",
-    "scatter_nd_reduce_lists_packed",
-    "scatter_nd_reduce_lists_split",
     "scatter_nd_resolve_indices",
     "scatter_nd_row_targets",
-    "scatter_nd_segment_lists",
-    "scatter_nd_segment_lists_packed",
-    "scatter_nd_segment_lists_split",
     "scatter_nd_segment_starts",
+    "scatter_nd_sorted_reduce",
+    "scatter_nd_sorted_reduce_packed",
+    "scatter_nd_sorted_reduce_split",
+    "scatter_nd_sorted_sum",
     "select_count_ties",
     "select_gather",
     "select_histogram",
@@ -246,8 +238,7 @@ pub fn launch_every_scatter(client: &Client) {
     let strategies = [
         ScatterStrategy::Store,
         ScatterStrategy::Atomic,
-        ScatterStrategy::Lists,
-        ScatterStrategy::SegmentedLists,
+        ScatterStrategy::Sorted,
         ScatterStrategy::Deterministic,
         ScatterStrategy::ListedDeterministic,
     ];
@@ -255,7 +246,7 @@ pub fn launch_every_scatter(client: &Client) {
     for elem in every_elem() {
         for by_element in [false, true] {
             let dims: &[usize] = if by_element { &[64, 16] } else { &[64] };
-            // Few rows, and enough for the lists to cut segments.
+            // Few rows, and enough for the sorted rows to cut segments.
             for rows in [5usize, 300, 5000] {
                 let (data, indices, slice) =
                     scatter_case(client, elem, index_i32, rows, by_element, OutOfRange::Skip);
@@ -566,25 +557,17 @@ pub const OPERATORS: [Operator; 9] = [
             "scatter_nd_clear",
             "scatter_nd_link_rows",
             "scatter_nd_row_targets",
-            "scatter_nd_segment_lists",
-            "scatter_nd_reduce_lists",
-            "scatter_nd_combine_buckets",
-            "scatter_nd_exact_segments",
-            "scatter_nd_exact_jump",
-            "scatter_nd_exact_finish",
             "scatter_nd_segment_starts",
             "scatter_nd_product_leaves",
             "scatter_nd_product_chunks",
             "scatter_nd_product_level",
             "scatter_nd_ordered_product",
             "scatter_nd_ordered_f64",
-            "scatter_nd_listed_sum_heads",
             "scatter_nd_listed_dispatch",
-            "scatter_nd_listed_sum",
-            "scatter_nd_reduce_lists_split",
-            "scatter_nd_segment_lists_packed",
-            "scatter_nd_segment_lists_split",
-            "scatter_nd_reduce_lists_packed",
+            "scatter_nd_sorted_reduce",
+            "scatter_nd_sorted_reduce_packed",
+            "scatter_nd_sorted_reduce_split",
+            "scatter_nd_sorted_sum",
             "scatter_nd_resolve_indices",
         ],
     ),

@@ -1,12 +1,28 @@
-//! Host-side launch over raw CubeCL handles.
+//! Host-side launch over raw CubeCL handles, and which strategy runs where.
+//!
+//! | strategy | chosen for | launches |
+//! |---|---|---|
+//! | `Store` | `Assign` on data the runtime binds | 1 |
+//! | `Atomic` | a reduction the runtime has a native atomic for (never float `Min`/`Max`) | 1 |
+//! | `Sorted` | every other reduction, and all data held in words | `2 + S + L` (`Assign`: `2 + S`) |
+//! | `Deterministic`, `Assign` | typed data | 3 (no sort) |
+//! | `Deterministic`, float `Add` | `f16`, `bf16`, `f32`: the exact sum | `2 + S + L` |
+//! | `Deterministic`, float `Mul` | `f16`, `bf16`, `f32`: the product tree | `6 + S + log8(rows / 32)` |
+//! | `Deterministic`, `f64` `Add`/`Mul` | the index-order walk | `2 + S` (CPU drivers: a walk a `2^15` rows) |
+//! | `Deterministic`, the rest | integers, `Min`/`Max`: exact in any order | as `Atomic` or `Sorted` |
+//!
+//! `S` is the sort of `rows` keys of the bits the target count needs (1 launch up to 4,096
+//! rows, else `3 + 2 * ceil(bits / 8)`); `L` the levels of the tree of nodes, one per width
+//! `32 * 8^l` of at most `rows`. `ListedDeterministic` (CPU drivers) takes `Deterministic`'s
+//! methods, with the product tree's launches sized on the device. Index tuples of a type the
+//! runtime cannot bind add one launch.
 
 mod checks;
-mod exact_add;
+mod general;
 mod indices;
-mod listed_sum;
-mod lists;
 mod ordered;
 mod plan;
+mod sorted;
 mod strategy;
 
 use crate::capture::launch_unchecked;
@@ -15,17 +31,16 @@ use cubecl::prelude::*;
 use cubecl::server::Handle;
 
 pub use self::indices::{OutOfRange, ScatterNdIndices};
-pub use self::lists::list_buckets;
 pub use self::plan::LISTED_GRID;
 pub use self::strategy::{
     ScatterReduction, ScatterStrategy, data_in_words, deterministic_strategy, scatter_strategy,
 };
 
 use self::checks::{Sizes, sizes};
+use self::general::launch_general;
 use self::indices::{BoundIndices, bound_indices, check_indices, dims_arg};
-use self::lists::launch_lists;
 use self::ordered::ordered_step;
-use self::plan::{ListsLaunch, exact_sum_format};
+use self::plan::{ScatterLaunch, exact_sum_format};
 use self::strategy::{DataBinding, atomic_supports, data_binding, deterministic_binding};
 use crate::KernelError;
 use crate::launch::{elementwise_geometry, require_len, require_word_aligned};
@@ -170,7 +185,7 @@ pub fn launch_gather_nd(
 ///   of signed indices count from the end of their dimension once; a tuple still out of range
 ///   is skipped or clamped, as `indices.out_of_range` says. No tuple makes a kernel touch memory
 ///   outside the three buffers.
-/// - `strategy` is usually [`scatter_strategy`]'s choice; `Lists` works for every reduction and
+/// - `strategy` is usually [`scatter_strategy`]'s choice; `Sorted` works for every reduction and
 ///   dtype, `Atomic` only where the runtime has the atomic operation.
 ///
 /// Returns the strategy used.
@@ -229,13 +244,17 @@ pub fn launch_scatter_nd(
         {
             exact_sum_format(binding, op).is_some() || ordered_step(binding, op).is_some()
         }
-        (strategy, _, _) => strategy.uses_lists(),
+        (strategy, _, _) => strategy.takes_any_reduction(),
     };
     if !valid {
         let held = match binding {
             DataBinding::Typed(_) => "",
-            DataBinding::Packed { .. } => " (held packed in 32-bit words, which needs the lists)",
-            DataBinding::Split { .. } => " (held as 32-bit word pairs, which needs the lists)",
+            DataBinding::Packed { .. } => {
+                " (held packed in 32-bit words, which needs the rows sorted by target)"
+            }
+            DataBinding::Split { .. } => {
+                " (held as 32-bit word pairs, which needs the rows sorted by target)"
+            }
         };
         return Err(KernelError::InvalidPlan {
             detail: format!(
@@ -301,9 +320,9 @@ pub fn launch_scatter_nd(
                     [data_elem, index_elem],
                 ))
             }
-            _ => launch_lists(
+            _ => launch_general(
                 client,
-                &ListsLaunch {
+                &ScatterLaunch {
                     output,
                     updates,
                     indices: bound,

@@ -3,11 +3,12 @@
 //! `f64` `Add`/`Mul` in index order (see `scatter_nd/ordered.rs`).
 
 use crate::capture::launch_unchecked;
-use cubecl::ir::{ElemType, FloatKind, UIntKind};
+use cubecl::ir::{ElemType, FloatKind};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 
-use super::plan::{Listed, ListsLaunch, REGION_WORDS, Walks, float_format, group_vector};
+use super::plan::{Listed, REGION_WORDS, ScatterLaunch, Walks, float_format, group_vector};
+use super::sorted::sort_rows;
 use super::strategy::DataBinding;
 use crate::launch::elementwise_geometry;
 use crate::scatter_nd::{
@@ -15,7 +16,6 @@ use crate::scatter_nd::{
     scatter_nd_ordered_product, scatter_nd_product_chunks, scatter_nd_product_leaves,
     scatter_nd_product_level, scatter_nd_segment_starts,
 };
-use crate::sort::{SortOrder, SortPlan, sorted_positions};
 
 /// Which walk a deterministic reduction takes to combine in a fixed order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,38 +44,23 @@ pub(super) fn ordered_step(binding: DataBinding, op: Option<ReduceOp>) -> Option
 /// driver, whose shader loops stop after 65,535 iterations in all); elsewhere one launch.
 const CPU_SPAN: usize = 1 << 15;
 
-/// The rows sorted by target, stably (`row_targets`: `rows` targets below `targets` or the skip
-/// marker), in a new buffer of `rows` u32: the crate's radix sort of one sequence, over the low
-/// bits that hold `targets`. The marker's low bits are all ones, above every target's, so its
-/// rows still sort last.
-fn sort_rows(client: &Client, row_targets: &Handle, rows: usize, targets: usize) -> Handle {
-    let bits = u32::try_from(targets).map_or(32, |t| u32::BITS - t.leading_zeros());
-    sorted_positions(
-        client,
-        (row_targets, ElemType::UInt(UIntKind::U32), bits),
-        (1, rows),
-        SortOrder::Ascending,
-        SortPlan::for_client(client),
-    )
-}
-
-/// Sorts the rows of `lists` by their targets (`row_targets`, written by the link step) and
-/// combines each target's updates as `step` says: float `Mul` by the tree, then in index order
-/// where its rounding is uncertain; `f64` in index order. The tree's launches over the units
-/// it lists are sized `on_device` or take a fixed grid (see `Listed`).
+/// Sorts the rows of `scatter` by their targets (`row_targets`) and combines each target's
+/// updates as `step` says: float `Mul` by the tree, then in index order where its rounding is
+/// uncertain; `f64` in index order. The tree's launches over the units it lists are sized
+/// `on_device` or take a fixed grid (see `Listed`).
 ///
 /// # Safety
 ///
-/// As `launch_lists`: the buffers of `lists` hold what its sizes say, and `row_targets` holds
-/// `lists.rows` targets, each below `lists.targets` or the skip marker.
+/// As `launch_general`: the buffers of `scatter` hold what its sizes say, and `row_targets` holds
+/// `scatter.rows` targets, each below `scatter.targets` or the skip marker.
 pub(super) unsafe fn launch_ordered(
     client: &Client,
-    lists: &ListsLaunch,
+    scatter: &ScatterLaunch,
     row_targets: &Handle,
     step: OrderedStep,
     on_device: bool,
 ) {
-    let ListsLaunch {
+    let ScatterLaunch {
         output,
         updates,
         rows,
@@ -85,7 +70,7 @@ pub(super) unsafe fn launch_ordered(
         units,
         address,
         ..
-    } = lists;
+    } = scatter;
     let (rows, slice, units, address) = (*rows, *slice, *units, *address);
     // One unit per sorted position and group of columns.
     let groups = slice.div_ceil(GROUP_COLUMNS);
@@ -101,7 +86,7 @@ pub(super) unsafe fn launch_ordered(
         let uncertain = match step {
             OrderedStep::Product(format) => Some(launch_tree(
                 client,
-                lists,
+                scatter,
                 [&sorted, row_targets],
                 format,
                 on_device,
@@ -119,7 +104,7 @@ pub(super) unsafe fn launch_ordered(
             };
             match (step, &uncertain) {
                 (OrderedStep::Product(format), Some(uncertain)) => {
-                    let (data_len, update_len) = words(lists, format);
+                    let (data_len, update_len) = words(scatter, format);
                     launch_unchecked!(scatter_nd_ordered_product(
                         client,
                         cubes.clone(),
@@ -170,12 +155,12 @@ pub(super) unsafe fn launch_ordered(
     }
 }
 
-/// The words that hold the data and the updates of `lists` in `format`.
-fn words(lists: &ListsLaunch, format: SumFormat) -> (usize, usize) {
+/// The words that hold the data and the updates of `scatter` in `format`.
+fn words(scatter: &ScatterLaunch, format: SumFormat) -> (usize, usize) {
     let per_word = format.per_word();
     (
-        lists.output_len.div_ceil(per_word),
-        lists.units.div_ceil(per_word),
+        scatter.output_len.div_ceil(per_word),
+        scatter.units.div_ceil(per_word),
     )
 }
 
@@ -200,18 +185,18 @@ struct Uncertain {
 ///
 /// # Safety
 ///
-/// As [`launch_ordered`]; `sorted` holds the `lists.rows` sorted rows.
+/// As [`launch_ordered`]; `sorted` holds the `scatter.rows` sorted rows.
 unsafe fn launch_tree(
     client: &Client,
-    lists: &ListsLaunch,
+    scatter: &ScatterLaunch,
     [sorted, row_targets]: [&Handle; 2],
     format: SumFormat,
     on_device: bool,
 ) -> Uncertain {
-    let (rows, slice, address) = (lists.rows, lists.slice, lists.address);
+    let (rows, slice, address) = (scatter.rows, scatter.slice, scatter.address);
     let groups = slice.div_ceil(GROUP_COLUMNS);
     let group_units = rows * groups;
-    let (data_len, update_len) = words(lists, format);
+    let (data_len, update_len) = words(scatter, format);
     let most_chunks = rows.div_ceil(PRODUCT_CHUNK);
     // Two slots per span of chunk positions; only targets with more than one chunk (more than
     // `PRODUCT_CHUNK` rows) use them.
@@ -253,8 +238,8 @@ unsafe fn launch_tree(
         let starts_arg = || BufferArg::from_raw_parts(tree.clone(), rows);
         let tree_arg = || BufferArg::from_raw_parts(tree.clone(), tree_len);
         let lists_arg = || BufferArg::from_raw_parts(tree_lists.clone(), 3 * list_stride);
-        let output_arg = || BufferArg::from_raw_parts(lists.output.clone(), data_len);
-        let updates_arg = || BufferArg::from_raw_parts(lists.updates.clone(), update_len);
+        let output_arg = || BufferArg::from_raw_parts(scatter.output.clone(), data_len);
+        let updates_arg = || BufferArg::from_raw_parts(scatter.updates.clone(), update_len);
         let (cubes, dim) = elementwise_geometry(client, rows);
         launch_unchecked!(scatter_nd_segment_starts(
             client,

@@ -1,7 +1,7 @@
-//! What every lists method shares, at the bottom of the launchers: the checked launch
-//! ([`ListsLaunch`]), the float formats the deterministic kernels round to, the vectors a group
-//! of columns moves in, buffers zeroed on the device ([`zeroed_words`]), units listed on the
-//! device and the launches over them ([`Listed`]), and the bounds of walks on CPU drivers
+//! What the methods past stores and atomics share, at the bottom of the launchers: the checked
+//! launch ([`ScatterLaunch`]), the float formats the deterministic kernels round to, the vectors
+//! a group of columns moves in, buffers zeroed on the device ([`zeroed_prefix`]), units listed
+//! on the device and the launches over them ([`Listed`]), and the bounds of walks on CPU drivers
 //! ([`Walks`]).
 
 use crate::capture::launch_unchecked;
@@ -16,8 +16,9 @@ use crate::scatter_nd::{
     ReduceOp, SumFormat, WALK_CUBE, WordKind, scatter_nd_clear, scatter_nd_listed_dispatch,
 };
 
-/// What the lists strategy launches over: the checked buffers and sizes of a scatter.
-pub(super) struct ListsLaunch<'a> {
+/// What the methods past stores and atomics launch over: the checked buffers and sizes of a
+/// scatter.
+pub(super) struct ScatterLaunch<'a> {
     pub output: Handle,
     pub updates: Handle,
     pub indices: BoundIndices,
@@ -133,25 +134,9 @@ pub(super) struct Listed {
 pub const LISTED_GRID: usize = 1 << 18;
 
 impl Listed {
-    /// Room for `capacity` units, launched over by a grid sized `on_device` or fixed.
-    ///
-    /// # Safety
-    ///
-    /// `address` fits the launch.
-    pub unsafe fn new(
-        client: &Client,
-        capacity: usize,
-        on_device: bool,
-        address: AddressType,
-    ) -> Self {
-        let list = client.empty((capacity + 1) * size_of::<u32>());
-        // SAFETY: `list` holds `capacity + 1` u32; as the caller's.
-        unsafe { Self::within(client, &list, 0, capacity, on_device, address) }
-    }
-
     /// Room for `capacity` units in `shared` from word `at` on (a multiple of
-    /// [`REGION_WORDS`], so that the list binds on its own),
-    /// where several lists share one buffer; launched over as [`Listed::new`] says.
+    /// [`REGION_WORDS`], so that the list binds on its own), where several lists share one
+    /// buffer; launched over by a grid sized `on_device` or fixed.
     ///
     /// # Safety
     ///

@@ -24,27 +24,19 @@ pub enum ScatterStrategy {
     Store,
     /// Native atomics on the data type.
     Atomic,
-    /// Per-target linked lists built with a 32-bit atomic exchange, then reduced by one unit
-    /// per target element (for `Assign`, that unit stores one of the candidates). With
-    /// [`SegmentedLists`](Self::SegmentedLists), the only strategies for data held in words
-    /// (see [`data_in_words`]).
-    Lists,
-    /// [`Lists`](Self::Lists) with one list per target (no
-    /// [`list_buckets`](crate::scatter_nd::list_buckets) split), whose reductions cut each list
-    /// into segments of about `sqrt(rows)` rows, reduced side by side by one more launch before the
-    /// walk (`scatter_nd_segment_lists`), so that no unit walks a chain of dependent loads much
-    /// longer than `2 * sqrt(rows)`, however many rows share a target, for scratch the size of the
-    /// updates (a reduction's partial value per update element). The GPU choice: a GPU runs each
-    /// link at memory latency, while a CPU driver walks a long list from its caches faster than it
-    /// runs the extra launch.
-    SegmentedLists,
-    /// [`Lists`](Self::Lists) whose result is a function of the inputs alone, one list per
-    /// target: an `Assign` list keeps only its latest row in index order (linked with an atomic
-    /// maximum), whose groups of columns move in vectors; a float `Add` sums each element's
-    /// updates exactly and rounds once, walking segments of each list side by side and joining
-    /// them by pointer jumping; a float `Mul` multiplies them in a fixed tree with a wider
-    /// significand and rounds once (index order where that rounding is uncertain), `f64` `Add`
-    /// and `Mul` combine them in index order; the other reductions are exact in any order and walk as in `Lists`.
+    /// The general design, for every reduction and dtype (the only one for data held in words,
+    /// see [`data_in_words`]): the update rows sorted by target with the crate's radix sort, a
+    /// fixed tree of nodes over the sorted rows reduced level by level, then one unit per target
+    /// element folds its run of rows in index order through the tree's nodes. Needs 32-bit
+    /// atomics only (the sort's histograms). `Assign` stores each target's latest row.
+    Sorted,
+    /// A result that is a function of the inputs alone: `Assign` keeps each target's latest row
+    /// in index order (linked with an atomic maximum), whose groups of columns move in vectors;
+    /// a float `Add` sums each element's updates exactly and rounds once, walking segments of
+    /// each target's list side by side and joining them by pointer jumping; a float `Mul`
+    /// multiplies them in a fixed tree with a wider significand and rounds once (index order
+    /// where that rounding is uncertain), `f64` `Add` and `Mul` combine them in index order; the
+    /// other reductions are exact in any order and take [`Sorted`](Self::Sorted)'s passes.
     Deterministic,
     /// [`Deterministic`](Self::Deterministic) with float `Add`'s exact sum taken along each
     /// target's whole list (the unit of the list's head walks it, per group of columns) instead
@@ -57,11 +49,12 @@ pub enum ScatterStrategy {
 }
 
 impl ScatterStrategy {
-    /// Whether this is one of the lists strategies.
-    pub fn uses_lists(self) -> bool {
+    /// Whether this strategy takes every reduction on every dtype ([`Sorted`](Self::Sorted)
+    /// and the deterministic ones, which take its passes where they have no walk of their own).
+    pub fn takes_any_reduction(self) -> bool {
         matches!(
             self,
-            Self::Lists | Self::SegmentedLists | Self::Deterministic | Self::ListedDeterministic
+            Self::Sorted | Self::Deterministic | Self::ListedDeterministic
         )
     }
 
@@ -100,20 +93,14 @@ pub fn deterministic_strategy(
 
 /// The strategy [`launch_scatter_nd`](crate::scatter_nd::launch_scatter_nd) should use for
 /// `reduction` on data of `data_elem`: plain stores for `Assign`; native atomics when the runtime
-/// reports the operation for `Atomic<data_elem>`; the lists otherwise, segmented where the runtime
-/// has plane operations (GPUs: cubecl-wgpu turns planes off on CPU adapters, and OpenGL has none).
+/// reports the operation for `Atomic<data_elem>`; [`ScatterStrategy::Sorted`] otherwise.
 pub fn scatter_strategy(
     client: &Client,
     data_elem: ElemType,
     reduction: ScatterReduction,
 ) -> ScatterStrategy {
-    let lists = if has_planes(client) {
-        ScatterStrategy::SegmentedLists
-    } else {
-        ScatterStrategy::Lists
-    };
     if data_in_words(client, data_elem, reduction) {
-        return lists;
+        return ScatterStrategy::Sorted;
     }
     let op = match reduction {
         ScatterReduction::Assign => return ScatterStrategy::Store,
@@ -122,7 +109,7 @@ pub fn scatter_strategy(
     if atomic_supports(client, compute_elem(data_elem, op), op) {
         ScatterStrategy::Atomic
     } else {
-        lists
+        ScatterStrategy::Sorted
     }
 }
 
@@ -131,7 +118,7 @@ pub fn scatter_strategy(
 /// or, for a reduction, compute with it: 8- and 16-bit elements packed two or four to a word (8-
 /// and 16-bit integers and `bf16` on WGSL, and `f16` there for `Min`/`Max`, which choose on raw
 /// bits as 16-bit integers WGSL does not have; those and `f16` on OpenGL), 64-bit ones as word
-/// pairs (OpenGL). Such data always takes the lists ([`ScatterStrategy::uses_lists`]).
+/// pairs (OpenGL). Such data always takes [`ScatterStrategy::Sorted`] or a deterministic strategy.
 pub fn data_in_words(client: &Client, data_elem: ElemType, reduction: ScatterReduction) -> bool {
     matches!(
         data_binding(client, data_elem, reduction),
@@ -263,7 +250,7 @@ pub(super) fn atomic_supports(client: &Client, elem: ElemType, op: ReduceOp) -> 
 }
 
 /// The unsigned integer type `Min`/`Max` choose on for data of `elem`, where the runtime
-/// computes with it (not 16-bit integers on WGSL): see the lists kernel's `combine`.
+/// computes with it (not 16-bit integers on WGSL): see the kernels' `combine`.
 pub(super) fn selection_bits(client: &Client, elem: ElemType) -> Option<ElemType> {
     let bits = StorageWidth::from_bytes(elem.size())?.unsigned();
     crate::capture::properties(client)

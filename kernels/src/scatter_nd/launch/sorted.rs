@@ -1,0 +1,288 @@
+//! The general strategy, [`ScatterStrategy::Sorted`](crate::scatter_nd::ScatterStrategy), and
+//! deterministic float `Add`'s exact sums: the update rows sorted by target with the crate's
+//! radix sort, a launch per level of the tree of nodes over them, then the join (see
+//! `scatter_nd/sorted.rs`). Also the rows' targets and their sort, which the deterministic walks
+//! share.
+
+use crate::capture::launch_unchecked;
+use cubecl::ir::{ElemType, UIntKind};
+use cubecl::prelude::*;
+use cubecl::server::Handle;
+
+use super::indices::dims_arg;
+use super::plan::ScatterLaunch;
+use super::strategy::{DataBinding, selection_bits};
+use crate::launch::elementwise_geometry;
+use crate::scatter_nd::{
+    CHUNK_ROWS, NODE_FAN, ReduceOp, SortedPass, SumFormat, node_count, scatter_nd_row_targets,
+    scatter_nd_sorted_reduce, scatter_nd_sorted_reduce_packed, scatter_nd_sorted_reduce_split,
+    scatter_nd_sorted_sum,
+};
+use crate::sort::{SortOrder, SortPlan, sorted_positions};
+
+/// Each update row's target slice (or the skip marker), in a new buffer of `scatter.rows` u32:
+/// one launch.
+///
+/// # Safety
+///
+/// The buffers of `scatter` hold what its sizes say (the launcher checked them).
+pub(super) unsafe fn row_targets(client: &Client, scatter: &ScatterLaunch) -> Handle {
+    let rows = scatter.rows;
+    let targets = client.empty(rows * size_of::<u32>());
+    let (cubes, dim) = elementwise_geometry(client, rows);
+    // SAFETY: unit `row < rows` reads its row's indices (the caller's checks) and writes
+    // `targets[row]`, which holds `rows` u32.
+    unsafe {
+        launch_unchecked!(scatter_nd_row_targets(
+            client,
+            cubes,
+            dim,
+            scatter.address,
+            BufferArg::from_raw_parts(scatter.indices.handle.clone(), scatter.index_len),
+            dims_arg(scatter.dims),
+            BufferArg::from_raw_parts(targets.clone(), rows),
+            rows,
+            scatter.indices.read,
+            scatter.indices.elem,
+        ));
+    }
+    targets
+}
+
+/// The rows sorted by target, stably (`row_targets`: `rows` targets below `targets` or the skip
+/// marker), in a new buffer of `rows` u32: the crate's radix sort of one sequence, over the low
+/// bits that hold `targets`. The marker's low bits are all ones, above every target's, so its
+/// rows still sort last.
+pub(super) fn sort_rows(
+    client: &Client,
+    row_targets: &Handle,
+    rows: usize,
+    targets: usize,
+) -> Handle {
+    let bits = u32::try_from(targets).map_or(32, |t| u32::BITS - t.leading_zeros());
+    sorted_positions(
+        client,
+        (row_targets, ElemType::UInt(UIntKind::U32), bits),
+        (1, rows),
+        SortOrder::Ascending,
+        SortPlan::for_client(client),
+    )
+}
+
+/// The rows sorted by target: their targets and the sorted order (2 launches besides the
+/// sort's).
+struct SortedRows {
+    targets: Handle,
+    order: Handle,
+    rows: usize,
+}
+
+impl SortedRows {
+    /// # Safety
+    ///
+    /// As [`launch_sorted`].
+    unsafe fn new(client: &Client, scatter: &ScatterLaunch) -> Self {
+        // SAFETY: as the caller's.
+        let targets = unsafe { row_targets(client, scatter) };
+        let order = sort_rows(client, &targets, scatter.rows, scatter.targets);
+        Self {
+            targets,
+            order,
+            rows: scatter.rows,
+        }
+    }
+
+    fn order(&self) -> BufferArg {
+        // SAFETY: the order holds `rows` u32, allocated by the sort.
+        unsafe { BufferArg::from_raw_parts(self.order.clone(), self.rows) }
+    }
+
+    fn targets(&self) -> BufferArg {
+        // SAFETY: the targets hold `rows` u32, allocated above.
+        unsafe { BufferArg::from_raw_parts(self.targets.clone(), self.rows) }
+    }
+}
+
+/// The passes of a reduction along `rows` sorted rows of `slice` columns: each level's nodes,
+/// then the join, with the units each launches (`levels` 0 for `Assign`, which only joins).
+fn passes(rows: usize, slice: usize, levels: u32) -> Vec<(SortedPass, u32, usize)> {
+    let mut width = CHUNK_ROWS;
+    let mut passes = Vec::new();
+    for level in 0..levels {
+        passes.push((SortedPass::Nodes, level, rows / width * slice));
+        width *= NODE_FAN;
+    }
+    passes.push((SortedPass::Join, 0, rows * slice));
+    passes
+}
+
+/// Applies the updates of `scatter` along the rows sorted by target: a launch per level of
+/// nodes, then the join (see `scatter_nd/sorted.rs`). `op` is `None` for `Assign`;
+/// `per_element` is 2 where 64-bit elements held as word pairs move as u32 rows of twice the
+/// slice (`Assign`), 1 otherwise.
+///
+/// # Safety
+///
+/// The buffers of `scatter` hold what its sizes say (the launcher checked them), data held in
+/// words as `binding` says.
+pub(super) unsafe fn launch_sorted(
+    client: &Client,
+    scatter: &ScatterLaunch,
+    binding: DataBinding,
+    op: Option<ReduceOp>,
+    per_element: usize,
+) {
+    let (rows, address) = (scatter.rows, scatter.address);
+    let (slice, output_len, units) = (
+        scatter.slice * per_element,
+        scatter.output_len * per_element,
+        scatter.units * per_element,
+    );
+    let (nodes, levels) = match op {
+        Some(_) => node_count(rows),
+        None => (0, 0),
+    };
+    // SAFETY (every launch): the targets and the order hold `rows` u32, the partials a value
+    // per node and column (one, never read, without nodes); the kernels guard their units
+    // against the pass's units, read sorted positions below `rows` and nodes of the levels
+    // launched before, and write target elements below `output_len` (targets below
+    // `targets`, as the caller checked).
+    unsafe {
+        let sorted = SortedRows::new(client, scatter);
+        let (value_bytes, per_value) = match binding {
+            DataBinding::Typed(elem) => (elem.size(), 1),
+            DataBinding::Packed { .. } => (size_of::<u32>(), 1),
+            DataBinding::Split { .. } => (size_of::<u32>(), 2),
+        };
+        let partials_len = (nodes * slice * per_value).max(1);
+        let partials = client.empty(partials_len * value_bytes);
+        let partials_arg = || BufferArg::from_raw_parts(partials.clone(), partials_len);
+        let words_of = |len: usize, bytes: usize| (len * bytes).div_ceil(size_of::<u32>());
+        for (pass, level, pass_units) in passes(rows, slice, levels) {
+            let (cubes, dim) = elementwise_geometry(client, pass_units);
+            match binding {
+                DataBinding::Typed(data_elem) => {
+                    let bits = selection_bits(client, data_elem);
+                    let selection = bits.unwrap_or(ElemType::UInt(UIntKind::U32));
+                    let float = matches!(data_elem, ElemType::Float(_)) && bits.is_some();
+                    launch_unchecked!(scatter_nd_sorted_reduce(
+                        client,
+                        cubes,
+                        dim,
+                        address,
+                        BufferArg::from_raw_parts(scatter.output.clone(), output_len),
+                        partials_arg(),
+                        BufferArg::from_raw_parts(scatter.updates.clone(), units),
+                        sorted.order(),
+                        sorted.targets(),
+                        slice,
+                        pass_units,
+                        rows,
+                        level,
+                        pass,
+                        op,
+                        float,
+                        [data_elem, selection],
+                    ));
+                }
+                DataBinding::Split { kind } => {
+                    let op = op.expect("Assign on word pairs moves as typed u32");
+                    launch_unchecked!(scatter_nd_sorted_reduce_split(
+                        client,
+                        cubes,
+                        dim,
+                        address,
+                        BufferArg::from_raw_parts(scatter.output.clone(), 2 * output_len),
+                        partials_arg(),
+                        BufferArg::from_raw_parts(scatter.updates.clone(), 2 * units),
+                        sorted.order(),
+                        sorted.targets(),
+                        slice,
+                        pass_units,
+                        rows,
+                        level,
+                        pass,
+                        op,
+                        kind,
+                    ));
+                }
+                DataBinding::Packed { bits, kind } => {
+                    let bytes = bits as usize / 8;
+                    launch_unchecked!(scatter_nd_sorted_reduce_packed(
+                        client,
+                        cubes,
+                        dim,
+                        address,
+                        BufferArg::from_raw_parts(
+                            scatter.output.clone(),
+                            words_of(output_len, bytes)
+                        ),
+                        partials_arg(),
+                        BufferArg::from_raw_parts(scatter.updates.clone(), words_of(units, bytes)),
+                        sorted.order(),
+                        sorted.targets(),
+                        slice,
+                        pass_units,
+                        rows,
+                        level,
+                        pass,
+                        bits,
+                        op,
+                        kind,
+                    ));
+                }
+            }
+        }
+    }
+}
+
+/// Deterministic float `Add` along the rows sorted by target (see `scatter_nd/sorted_sum.rs`):
+/// the exact sum of each target's value and updates, rounded once to `format`, the data read
+/// and written as 32-bit words (`f32` one to a word, 16-bit floats two).
+///
+/// # Safety
+///
+/// As [`launch_sorted`].
+pub(super) unsafe fn launch_sorted_sum(
+    client: &Client,
+    scatter: &ScatterLaunch,
+    format: SumFormat,
+) {
+    let (rows, slice, units, address) =
+        (scatter.rows, scatter.slice, scatter.units, scatter.address);
+    let (nodes, levels) = node_count(rows);
+    let words = format.sum_words();
+    let entries = nodes * slice;
+    let partials_len = (entries * (1 + words)).max(1);
+    let per_word = format.per_word();
+    // SAFETY (every launch): as `launch_sorted`'s; each node entry holds a word of flags and
+    // `words` of sum.
+    unsafe {
+        let sorted = SortedRows::new(client, scatter);
+        let partials = client.empty(partials_len * size_of::<u32>());
+        for (pass, level, pass_units) in passes(rows, slice, levels) {
+            let (cubes, dim) = elementwise_geometry(client, pass_units);
+            launch_unchecked!(scatter_nd_sorted_sum(
+                client,
+                cubes,
+                dim,
+                address,
+                BufferArg::from_raw_parts(
+                    scatter.output.clone(),
+                    scatter.output_len.div_ceil(per_word)
+                ),
+                BufferArg::from_raw_parts(partials.clone(), partials_len),
+                BufferArg::from_raw_parts(scatter.updates.clone(), units.div_ceil(per_word)),
+                sorted.order(),
+                sorted.targets(),
+                slice,
+                pass_units,
+                rows,
+                level,
+                entries,
+                pass,
+                format,
+            ));
+        }
+    }
+}

@@ -1,0 +1,237 @@
+//! Reductions along the update rows sorted by target (stably, so each target's rows form a run
+//! in index order): the general design, for every reduction and dtype without a native atomic.
+//!
+//! Over the sorted positions lies a fixed tree of aligned nodes: level 0 holds chunks of
+//! [`CHUNK_ROWS`] positions, each level above nodes of [`NODE_FAN`] nodes below. A node whose
+//! positions all share one target (its first and last do) is reduced once into `partials`,
+//! level by level ([`SortedPass::Nodes`], one launch a level, each unit reading at most
+//! `max(CHUNK_ROWS, NODE_FAN)` values). Then [`SortedPass::Join`]: the unit of each run's first
+//! position folds its target's value with the run, in order, taking at each position the
+//! largest node that starts there and lies inside the run, else the update: at most about
+//! `2 * CHUNK_ROWS + 2 * NODE_FAN` steps a level, however long the run. The cut depends on the
+//! number of rows alone, never on the launch geometry. `Assign` stores each run's last row: the
+//! latest in index order.
+//!
+//! One kernel per way the data is held: typed here, packed in `packed.rs`, word pairs in
+//! `split.rs`, float `Add`'s exact sums in `sorted_sum.rs`; the helpers here place the nodes.
+
+use cubecl::prelude::*;
+
+use super::indices::SKIPPED;
+use super::kernel::{ReduceOp, combine, fold_segment};
+
+/// Sorted positions a node of level 0 (a chunk) reduces.
+pub const CHUNK_ROWS: usize = 32;
+
+/// Nodes of one level that a node of the next one reduces.
+pub const NODE_FAN: usize = 8;
+
+/// Which pass of the reduction along sorted rows a launch runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SortedPass {
+    /// One unit per node of the launch's level and column: a node of one target reduces its
+    /// updates (level 0) or its nodes of the level below into `partials`.
+    Nodes,
+    /// One unit per sorted position and column: the unit of each run's first position folds
+    /// its target's value with the run's nodes and updates and writes it; for `Assign`, the
+    /// unit of each run's last position stores its update.
+    Join,
+}
+
+/// The target of sorted position `position`, or [`SKIPPED`] past the rows.
+#[cube]
+pub(super) fn key_at(order: &[u32], targets: &[u32], position: usize, rows: usize) -> u32 {
+    let mut key = u32::new(SKIPPED as i64);
+    if position < rows {
+        key = targets[order[position] as usize];
+    }
+    key
+}
+
+/// The positions a node of `level` spans: `CHUNK_ROWS * NODE_FAN^level`.
+#[cube]
+pub(super) fn node_width(level: u32) -> usize {
+    let mut width = usize::new(CHUNK_ROWS as i64);
+    let mut step = 0u32;
+    while step < level {
+        width *= NODE_FAN;
+        step += 1u32;
+    }
+    width
+}
+
+/// The index of node `node` of `level` among every level's nodes for `rows` sorted positions:
+/// each level holds the nodes that fit whole, `rows / node_width(level)`.
+#[cube]
+pub(super) fn node_index(rows: usize, level: u32, node: usize) -> usize {
+    let mut at = node;
+    let mut width = usize::new(CHUNK_ROWS as i64);
+    let mut step = 0u32;
+    while step < level {
+        at += rows / width;
+        width *= NODE_FAN;
+        step += 1u32;
+    }
+    at
+}
+
+/// The nodes of every level for `rows` sorted positions (the length of a buffer of partial
+/// results, per column), and the levels that have any.
+pub fn node_count(rows: usize) -> (usize, u32) {
+    let (mut nodes, mut levels, mut width) = (0, 0, CHUNK_ROWS);
+    while width <= rows {
+        nodes += rows / width;
+        levels += 1;
+        width = width.saturating_mul(NODE_FAN);
+    }
+    (nodes, levels)
+}
+
+/// The first position of node `node` of `level`, and whether every position of it holds one
+/// target's rows (its first and last hold the same key, not skipped): only such a node is
+/// reduced, and it lies inside its target's run.
+#[cube]
+pub(super) fn whole_node(
+    order: &[u32],
+    targets: &[u32],
+    node: usize,
+    level: u32,
+    rows: usize,
+) -> (usize, u32, bool) {
+    let width = node_width(level);
+    let first = node * width;
+    let key = key_at(order, targets, first, rows);
+    let whole = key != u32::new(SKIPPED as i64)
+        && key_at(order, targets, first + width - 1usize, rows) == key;
+    (first, key, whole)
+}
+
+/// How many levels have a node that starts at sorted position `position` and lies inside the
+/// run of `key`: the largest such node is of the level below that count (none where it is 0,
+/// the position's own update then). A node's width divides the next level's, so the search
+/// stops at the first level that does not fit; past the rows every key is the skip marker, so
+/// it ends.
+#[cube]
+pub(super) fn fitting_levels(
+    order: &[u32],
+    targets: &[u32],
+    position: usize,
+    key: u32,
+    rows: usize,
+) -> u32 {
+    let mut levels = 0u32;
+    let mut width = usize::new(CHUNK_ROWS as i64);
+    while position % width == 0usize
+        && key_at(order, targets, position + width - 1usize, rows) == key
+    {
+        levels += 1u32;
+        width *= NODE_FAN;
+    }
+    levels
+}
+
+/// Whether the unit at sorted position `position` (target `key`) joins in
+/// [`SortedPass::Join`]: for a reduction, at its run's first position; for `Assign`, at its
+/// last.
+#[cube]
+pub(super) fn joins(
+    order: &[u32],
+    targets: &[u32],
+    position: usize,
+    key: u32,
+    rows: usize,
+    #[comptime] assign: bool,
+) -> bool {
+    let mut joins = key != u32::new(SKIPPED as i64);
+    if comptime!(assign) {
+        joins = joins && key_at(order, targets, position + 1usize, rows) != key;
+    } else if position > 0usize {
+        joins = joins && key_at(order, targets, position - 1usize, rows) != key;
+    }
+    joins
+}
+
+/// The pass `pass` of the reduction `op` (`None`: `Assign`) along the rows sorted by target
+/// (`order`, the rows' targets `targets`, `rows` of them), with `float` and `B` as `combine`
+/// takes them: `units` nodes of `level` times `slice` columns, or `rows * slice` units for the
+/// join. `partials` holds a value per node of every level and column, at
+/// `node_index(..) * slice + col`.
+///
+/// `order` and `targets` are final here: earlier launches on the stream wrote them.
+#[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
+pub fn scatter_nd_sorted_reduce<T: Numeric, B: Int>(
+    output: &mut [T],
+    partials: &mut [T],
+    updates: &[T],
+    order: &[u32],
+    targets: &[u32],
+    slice: usize,
+    units: usize,
+    rows: usize,
+    level: u32,
+    #[comptime] pass: SortedPass,
+    #[comptime] op: Option<ReduceOp>,
+    #[comptime] float: bool,
+    #[define(T, B)] _types: [ElemType; 2],
+) {
+    let unit = ABSOLUTE_POS;
+    if unit >= units {
+        terminate!();
+    }
+    let col = unit % slice;
+    let reduce = comptime!(op.unwrap_or(ReduceOp::Add));
+    if comptime!(pass == SortedPass::Nodes) {
+        let node = unit / slice;
+        let (first, _, whole) = whole_node(order, targets, node, level, rows);
+        if !whole {
+            terminate!();
+        }
+        let at = node_index(rows, level, node) * slice + col;
+        if level == 0u32 {
+            let mut acc = updates[order[first] as usize * slice + col];
+            let mut i = 1usize;
+            while i < CHUNK_ROWS {
+                let value = updates[order[first + i] as usize * slice + col];
+                acc = fold_segment::<T, B>(acc, value, reduce, float);
+                i += 1usize;
+            }
+            partials[at] = acc;
+        } else {
+            let child = node_index(rows, level - 1u32, node * NODE_FAN) * slice + col;
+            let mut acc = partials[child];
+            let mut j = 1usize;
+            while j < NODE_FAN {
+                acc = fold_segment::<T, B>(acc, partials[child + j * slice], reduce, float);
+                j += 1usize;
+            }
+            partials[at] = acc;
+        }
+    } else {
+        let position = unit / slice;
+        let key = key_at(order, targets, position, rows);
+        if !joins(order, targets, position, key, rows, comptime!(op.is_none())) {
+            terminate!();
+        }
+        let element = key as usize * slice + col;
+        if comptime!(op.is_none()) {
+            output[element] = updates[order[position] as usize * slice + col];
+        } else {
+            let mut acc = output[element];
+            let mut at = position;
+            while key_at(order, targets, at, rows) == key {
+                let levels = fitting_levels(order, targets, at, key, rows);
+                if levels > 0u32 {
+                    let width = node_width(levels - 1u32);
+                    let node = node_index(rows, levels - 1u32, at / width);
+                    acc = combine::<T, B>(acc, partials[node * slice + col], reduce, float);
+                    at += width;
+                } else {
+                    let value = updates[order[at] as usize * slice + col];
+                    acc = combine::<T, B>(acc, value, reduce, float);
+                    at += 1usize;
+                }
+            }
+            output[element] = acc;
+        }
+    }
+}

@@ -1,0 +1,156 @@
+//! Deterministic float `Add` along the rows sorted by target: each target element becomes the
+//! exact sum of its value and its updates, rounded once ([`super::exact`]). Integer sums are
+//! order-free, so the passes of `sorted.rs` give the same bits however the runs are cut: each
+//! node adds its terms (or its nodes' sums) exactly, and the join adds the run's nodes and
+//! updates and the current value, and rounds. The data is read and written as 32-bit words
+//! (`f32` one to a word, 16-bit floats two).
+//!
+//! A node's entry holds a word of flags and [`SumFormat::sum_words`] words of sum per column:
+//! with a node per 32 positions and fewer above, about `(1 + words) / 28` words per update
+//! element.
+
+use cubecl::prelude::*;
+
+use super::columns::{field_in, field_of, write_field};
+use super::exact::{
+    SumFormat, add_signed_term_at, add_signed_words, observe, round_signed_sum, widen,
+};
+use super::sorted::{
+    CHUNK_ROWS, NODE_FAN, SortedPass, fitting_levels, joins, key_at, node_index, node_width,
+    whole_node,
+};
+
+/// A zeroed two's-complement sum of `format`'s words.
+#[cube]
+fn zero_sum(#[comptime] format: SumFormat) -> Array<u32> {
+    let words = comptime!(format.sum_words());
+    let mut sum = Array::<u32>::new(words);
+    #[unroll]
+    for i in 0..words {
+        sum[i] = 0u32;
+    }
+    sum
+}
+
+/// Adds to `sum` the term of update element `index` (held in words of `format`), and returns
+/// `flags` with its special values.
+#[cube]
+fn add_update(
+    sum: &mut Array<u32>,
+    flags: u32,
+    updates: &[u32],
+    index: usize,
+    #[comptime] format: SumFormat,
+) -> u32 {
+    let (word, _, _) = field_of(index, format);
+    let term = u32::reinterpret(widen(field_in(updates[word], index, format), format));
+    add_signed_term_at(sum, 0usize, term, format);
+    observe(flags, term)
+}
+
+/// Writes output element `element` as the exact sum `sum` (terms' special values `flags`)
+/// plus its current value, rounded to `format`.
+#[cube]
+fn write_sum(
+    output: &mut [Atomic<u32>],
+    element: usize,
+    sum: &Array<u32>,
+    flags: u32,
+    #[comptime] format: SumFormat,
+) {
+    let words = comptime!(format.sum_words());
+    let (word, shift, mask) = field_of(element, format);
+    // Only this unit writes this field, so the load sees its final input bits.
+    let old = (output[word].load() >> shift) & mask;
+    let current = u32::reinterpret(widen(old, format));
+    let mut total = Array::<u32>::new(words);
+    #[unroll]
+    for i in 0..words {
+        total[i] = sum[i];
+    }
+    add_signed_term_at(&mut total, 0usize, current, format);
+    let bits = round_signed_sum(&total, 0usize, observe(flags, current), format);
+    write_field(output, word, shift, old, bits);
+}
+
+/// The pass `pass` of the exact sum, over `units` nodes of `level` times `slice` columns, or
+/// `rows * slice` units for the join. Node entry `node_index(..) * slice + col` holds its flags
+/// at that index of `partials` and its sum at `entries + entry * words`.
+///
+/// `order` and `targets` are final here: earlier launches on the stream wrote them.
+#[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
+pub fn scatter_nd_sorted_sum(
+    output: &mut [Atomic<u32>],
+    partials: &mut [u32],
+    updates: &[u32],
+    order: &[u32],
+    targets: &[u32],
+    slice: usize,
+    units: usize,
+    rows: usize,
+    level: u32,
+    entries: usize,
+    #[comptime] pass: SortedPass,
+    #[comptime] format: SumFormat,
+) {
+    let unit = ABSOLUTE_POS;
+    if unit >= units {
+        terminate!();
+    }
+    let col = unit % slice;
+    let words = comptime!(format.sum_words());
+    let mut sum = zero_sum(format);
+    let mut flags = 0u32;
+    if comptime!(pass == SortedPass::Nodes) {
+        let node = unit / slice;
+        let (first, _, whole) = whole_node(order, targets, node, level, rows);
+        if !whole {
+            terminate!();
+        }
+        if level == 0u32 {
+            let mut i = 0usize;
+            while i < CHUNK_ROWS {
+                let index = order[first + i] as usize * slice + col;
+                flags = add_update(&mut sum, flags, updates, index, format);
+                i += 1usize;
+            }
+        } else {
+            let child = node_index(rows, level - 1u32, node * NODE_FAN) * slice + col;
+            let mut j = 0usize;
+            while j < NODE_FAN {
+                let entry = child + j * slice;
+                add_signed_words(&mut sum, &*partials, entries + entry * words, format);
+                flags |= partials[entry];
+                j += 1usize;
+            }
+        }
+        let entry = node_index(rows, level, node) * slice + col;
+        partials[entry] = flags;
+        #[unroll]
+        for i in 0..words {
+            partials[entries + entry * words + i] = sum[i];
+        }
+    } else {
+        let position = unit / slice;
+        let key = key_at(order, targets, position, rows);
+        if !joins(order, targets, position, key, rows, false) {
+            terminate!();
+        }
+        let mut at = position;
+        while key_at(order, targets, at, rows) == key {
+            let levels = fitting_levels(order, targets, at, key, rows);
+            if levels > 0u32 {
+                let width = node_width(levels - 1u32);
+                let entry = node_index(rows, levels - 1u32, at / width) * slice + col;
+                add_signed_words(&mut sum, &*partials, entries + entry * words, format);
+                flags |= partials[entry];
+                at += width;
+            } else {
+                let index = order[at] as usize * slice + col;
+                flags = add_update(&mut sum, flags, updates, index, format);
+                at += 1usize;
+            }
+        }
+        write_sum(output, key as usize * slice + col, &sum, flags, format);
+    }
+}
