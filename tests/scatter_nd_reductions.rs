@@ -370,9 +370,8 @@ proptest! {
 }
 
 /// One element of a large tensor hit more often than a CPU driver runs a loop (llvmpipe stops
-/// one after 65,535 iterations), the winning update in row 0, which a list pushed in row order
-/// reaches last: every update still counts, for `Min`, `Max` and `Mul` (the lists' reductions
-/// on lavapipe).
+/// one after 65,535 iterations), the winning update in row 0: every update still counts, for
+/// `Min`, `Max` and `Mul` (the sorted rows' reductions on lavapipe).
 #[test]
 fn a_target_hit_70000_times_in_a_large_tensor() {
     let rows = 70_000usize;

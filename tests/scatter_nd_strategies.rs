@@ -1,6 +1,6 @@
 //! ScatterND integer reductions under heavy contention through Burn on wgpu, against Flex: the
 //! strategy `scatter_strategy` picks for each (native atomics where the runtime has them, on
-//! WGSL `Add` on i32 and u32; the list kernels otherwise). The kernel crate's
+//! WGSL `Add` on i32 and u32; the rows sorted by target otherwise). The kernel crate's
 //! `tests/scatter_nd.rs` runs each strategy as a launch argument.
 
 mod common;

@@ -12,6 +12,10 @@ use burn_dml_ops_kernels::nms::{
     NmsBoxFormat, NmsInput, NmsLimits, NmsOutput, NmsShape, launch_non_max_suppression,
 };
 use burn_dml_ops_kernels::sample::{SampleInput, SampleOutput, launch_sample};
+use burn_dml_ops_kernels::scatter_nd::{
+    OutOfRange, ReduceOp, ScatterNdData, ScatterNdIndices, ScatterNdLayout, ScatterReduction,
+    ScatterStrategy, launch_scatter_nd,
+};
 use burn_dml_ops_kernels::sort::{
     SortInput, SortOrder, SortOutput, SortPlan, SortShape, launch_top_k,
 };
@@ -60,7 +64,7 @@ const F64: ElemType = ElemType::Float(FloatKind::F64);
 
 /// The calls and their budgets, set from the portable anchors' counts (DeviceRadixSort's 13
 /// launches for 32-bit keys, AIR top-k's few); `benches/README.md` has each call's count.
-const CASES: [Case; 12] = [
+const CASES: [Case; 17] = [
     Case {
         name: "sort_stable of one axis of 2^20 f32, with indices",
         budget: 16,
@@ -121,7 +125,90 @@ const CASES: [Case; 12] = [
         budget: 1,
         call: |client| sample(client, 256, 151_936),
     },
+    Case {
+        name: "scatter_nd deterministic Add of 2^14 rows of 64 f32 onto 2^14 targets",
+        budget: 11,
+        call: |client| {
+            let reduction = ScatterReduction::Reduce(ReduceOp::Add);
+            scatter(client, F32, (1 << 14, 64), reduction, DETERMINISTIC);
+        },
+    },
+    Case {
+        name: "scatter_nd deterministic Add of 2^20 rows of 64 f32 onto 2^20 targets",
+        budget: 15,
+        call: |client| {
+            let reduction = ScatterReduction::Reduce(ReduceOp::Add);
+            scatter(client, F32, (1 << 20, 64), reduction, DETERMINISTIC);
+        },
+    },
+    Case {
+        name: "scatter_nd Mul of 2^22 rows of 1 i32 onto 2^22 targets (sorted rows)",
+        budget: 15,
+        call: |client| {
+            let reduction = ScatterReduction::Reduce(ReduceOp::Mul);
+            scatter(
+                client,
+                I32,
+                (1 << 22, 1),
+                reduction,
+                ScatterStrategy::Sorted,
+            );
+        },
+    },
+    Case {
+        name: "scatter_nd deterministic Mul of 2^14 rows of 64 f32 (the product tree)",
+        budget: 16,
+        call: |client| {
+            let reduction = ScatterReduction::Reduce(ReduceOp::Mul);
+            scatter(client, F32, (1 << 14, 64), reduction, DETERMINISTIC);
+        },
+    },
+    Case {
+        name: "scatter_nd deterministic Assign of 2^20 rows of 64 f32 (latest rows, no sort)",
+        budget: 3,
+        call: |client| {
+            scatter(
+                client,
+                F32,
+                (1 << 20, 64),
+                ScatterReduction::Assign,
+                DETERMINISTIC,
+            )
+        },
+    },
 ];
+
+const I32: ElemType = ElemType::Int(IntKind::I32);
+const DETERMINISTIC: ScatterStrategy = ScatterStrategy::Deterministic;
+
+/// A ScatterND of `rows` update rows of `slice` elements of `elem` onto as many target rows
+/// (data as large as the updates), with `i32` index tuples of one coordinate.
+fn scatter(
+    client: &Client,
+    elem: ElemType,
+    (rows, slice): (usize, usize),
+    reduction: ScatterReduction,
+    strategy: ScatterStrategy,
+) {
+    let index_elem = ElemType::Int(IntKind::I32);
+    let data = ScatterNdData {
+        output: client.empty(rows * slice * elem.size()),
+        updates: client.empty(rows * slice * elem.size()),
+        elem,
+    };
+    let indices = ScatterNdIndices {
+        handle: client.empty(rows * index_elem.size()),
+        elem: index_elem,
+        out_of_range: OutOfRange::Skip,
+    };
+    let layout = ScatterNdLayout {
+        dims: &[rows],
+        rows,
+        slice,
+    };
+    launch_scatter_nd(client, &data, &indices, layout, reduction, strategy)
+        .expect("the call is valid");
+}
 
 /// Sampling of `[rows, vocab]` logits: one kernel whatever each row's options.
 fn sample(client: &Client, rows: usize, vocab: usize) {

@@ -1,6 +1,6 @@
 //! The deterministic strategies' own methods on their own: `Assign` of the latest rows
 //! (`scatter_nd_assign_latest`, both deterministic strategies) against a host loop, and float
-//! `Add`'s exact sums along the sorted rows (`scatter_nd_sorted_sum`) at the edges of `f32`
+//! `Add`'s exact sums along the sorted rows (`scatter_nd_sorted_sum_*`) at the edges of `f32`
 //! against IEEE's sums, and on random rows, whose bits no permutation of the rows may change
 //! (the sum is exact before its one rounding, so any order of the terms, and any cut of a run
 //! into segments, gives it).
@@ -162,7 +162,7 @@ fn float_add_strategies_agree_at_the_edges() {
     buffer.resize(buffer.len() + 8, GUARD_BYTE);
     let mut results = Vec::new();
     for strategy in DETERMINISTIC {
-        let kernel = "ScatterNdSortedSum";
+        let kernel = "ScatterNdSortedSumJoin";
         let scatter = Scatter {
             dims: vec![len],
             slice,

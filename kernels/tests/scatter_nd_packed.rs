@@ -1091,7 +1091,7 @@ fn deterministic_16_bit_floats_move_bits() {
                 let kernels = scatter.built_kernels(&client);
                 let packed = match op {
                     // The exact sum reads and writes 32-bit words only, whatever the format.
-                    ReduceOp::Add => "ScatterNdSortedSum",
+                    ReduceOp::Add => "ScatterNdSortedSumJoin",
                     // The tree's leaves, in words of every format.
                     _ => "ScatterNdProductChunks",
                 };

@@ -182,7 +182,8 @@ pub fn scatter_nd_atomic<T: Numeric, I: Int>(
     }
 }
 
-/// Sets the first `len` elements of `buffer` to zero (the list heads: empty lists).
+/// Sets the first `len` elements of `buffer` to zero (deterministic `Assign`'s heads, the
+/// counts of the product tree's lists).
 #[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn scatter_nd_clear(buffer: &mut [u32], len: usize) {
     if ABSOLUTE_POS >= len {

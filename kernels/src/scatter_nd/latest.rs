@@ -1,6 +1,6 @@
 //! Deterministic `Assign` ([`ScatterStrategy::Deterministic`](super::ScatterStrategy) and
 //! `ListedDeterministic`, typed data): each target keeps the update latest in index order, the
-//! row its list's head names (`scatter_nd_link_rows`).
+//! row its head names (`scatter_nd_link_rows`).
 //! One unit per update row and group of [`GROUP_COLUMNS`] columns tests its row once and moves
 //! the group in vectors (see `columns.rs`): on GPUs, coalesced loads of whole vectors.
 

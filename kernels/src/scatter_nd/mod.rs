@@ -70,11 +70,16 @@ pub use launch::{
 pub use ordered::{
     WALK_CUBE, scatter_nd_listed_dispatch, scatter_nd_ordered_f64, scatter_nd_ordered_product,
 };
-pub use packed::{WordKind, scatter_nd_gather_packed, scatter_nd_sorted_reduce_packed};
+pub use packed::{
+    WordKind, scatter_nd_gather_packed, scatter_nd_sorted_join_packed,
+    scatter_nd_sorted_nodes_packed,
+};
 pub use product::{
     PRODUCT_CHUNK, PRODUCT_FAN, scatter_nd_product_chunks, scatter_nd_product_leaves,
     scatter_nd_product_level, scatter_nd_segment_starts,
 };
-pub use sorted::{CHUNK_ROWS, NODE_FAN, SortedPass, node_count, scatter_nd_sorted_reduce};
-pub use sorted_sum::scatter_nd_sorted_sum;
-pub use split::scatter_nd_sorted_reduce_split;
+pub use sorted::{
+    CHUNK_ROWS, NODE_FAN, node_count, scatter_nd_sorted_join, scatter_nd_sorted_nodes,
+};
+pub use sorted_sum::{scatter_nd_sorted_sum_join, scatter_nd_sorted_sum_nodes};
+pub use split::{scatter_nd_sorted_join_split, scatter_nd_sorted_nodes_split};

@@ -19,8 +19,7 @@ use cubecl::prelude::*;
 use super::indices::{IndexRead, update_target};
 use super::kernel::ReduceOp;
 use super::sorted::{
-    CHUNK_ROWS, NODE_FAN, SortedPass, fitting_levels, joins, key_at, node_index, node_width,
-    whole_node,
+    CHUNK_ROWS, NODE_FAN, fitting_levels, joins, key_at, node_index, node_width, whole_node,
 };
 
 /// How the kernels that hold data in 32-bit words (8- and 16-bit elements packed into words,
@@ -337,14 +336,10 @@ fn fold_packed(
     out
 }
 
-/// `scatter_nd_sorted_reduce` for packed data: a node's partial result holds one element's
-/// bits per word of `partials`; the join (or the last row of a run, for `Assign`) XORs the
-/// change of its target element's bits into the element's field of its output word,
-/// atomically. Each element has exactly one such unit, and the XOR touches no other field, so
-/// units sharing a word never undo each other's writes.
+/// `scatter_nd_sorted_nodes` for packed data: a node's partial result holds one element's bits
+/// per word of `partials`.
 #[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
-pub fn scatter_nd_sorted_reduce_packed(
-    output: &mut [Atomic<u32>],
+pub fn scatter_nd_sorted_nodes_packed(
     partials: &mut [u32],
     updates: &[u32],
     order: &[u32],
@@ -353,7 +348,55 @@ pub fn scatter_nd_sorted_reduce_packed(
     units: usize,
     rows: usize,
     level: u32,
-    #[comptime] pass: SortedPass,
+    #[comptime] bits: u32,
+    #[comptime] op: ReduceOp,
+    #[comptime] kind: WordKind,
+) {
+    let unit = ABSOLUTE_POS;
+    if unit >= units {
+        terminate!();
+    }
+    let col = unit % slice;
+    let node = unit / slice;
+    let (first, _, whole) = whole_node(order, targets, node, level, rows);
+    if !whole {
+        terminate!();
+    }
+    let at = node_index(rows, level, node) * slice + col;
+    if level == 0u32 {
+        let mut acc = field(updates, order[first] as usize * slice + col, bits);
+        let mut i = 1usize;
+        while i < CHUNK_ROWS {
+            let value = field(updates, order[first + i] as usize * slice + col, bits);
+            acc = fold_packed(acc, value, op, kind, bits);
+            i += 1usize;
+        }
+        partials[at] = acc;
+    } else {
+        let child = node_index(rows, level - 1u32, node * NODE_FAN) * slice + col;
+        let mut acc = partials[child];
+        let mut j = 1usize;
+        while j < NODE_FAN {
+            acc = fold_packed(acc, partials[child + j * slice], op, kind, bits);
+            j += 1usize;
+        }
+        partials[at] = acc;
+    }
+}
+
+/// `scatter_nd_sorted_join` for packed data: the join (or the last row of a run, for `Assign`)
+/// XORs the change of its target element's bits into the element's field of its output word,
+/// atomically. Each element has exactly one such unit, and the XOR touches no other field, so
+/// units sharing a word never undo each other's writes.
+#[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
+pub fn scatter_nd_sorted_join_packed(
+    output: &mut [Atomic<u32>],
+    partials: &[u32],
+    updates: &[u32],
+    order: &[u32],
+    targets: &[u32],
+    slice: usize,
+    units: usize,
     #[comptime] bits: u32,
     #[comptime] op: Option<ReduceOp>,
     #[comptime] kind: WordKind,
@@ -362,69 +405,42 @@ pub fn scatter_nd_sorted_reduce_packed(
     if unit >= units {
         terminate!();
     }
+    let rows = units / slice;
     let col = unit % slice;
-    let reduce = comptime!(op.unwrap_or(ReduceOp::Add));
-    if comptime!(pass == SortedPass::Nodes) {
-        let node = unit / slice;
-        let (first, _, whole) = whole_node(order, targets, node, level, rows);
-        if !whole {
-            terminate!();
-        }
-        let at = node_index(rows, level, node) * slice + col;
-        if level == 0u32 {
-            let mut acc = field(updates, order[first] as usize * slice + col, bits);
-            let mut i = 1usize;
-            while i < CHUNK_ROWS {
-                let value = field(updates, order[first + i] as usize * slice + col, bits);
-                acc = fold_packed(acc, value, reduce, kind, bits);
-                i += 1usize;
-            }
-            partials[at] = acc;
-        } else {
-            let child = node_index(rows, level - 1u32, node * NODE_FAN) * slice + col;
-            let mut acc = partials[child];
-            let mut j = 1usize;
-            while j < NODE_FAN {
-                acc = fold_packed(acc, partials[child + j * slice], reduce, kind, bits);
-                j += 1usize;
-            }
-            partials[at] = acc;
-        }
+    let position = unit / slice;
+    let key = key_at(order, targets, position, rows);
+    if !joins(order, targets, position, key, rows, comptime!(op.is_none())) {
+        terminate!();
+    }
+    let element = key as usize * slice + col;
+    let per_word = comptime!((32 / bits) as usize);
+    let mask = comptime!(((1u64 << bits) - 1) as u32);
+    let word = element / per_word;
+    let shift = ((element % per_word) as u32) * bits;
+    // Only this unit writes this field, so the load sees its final input bits.
+    let old = (output[word].load() >> shift) & mask;
+    let mut acc = old;
+    if comptime!(op.is_none()) {
+        acc = field(updates, order[position] as usize * slice + col, bits);
     } else {
-        let position = unit / slice;
-        let key = key_at(order, targets, position, rows);
-        if !joins(order, targets, position, key, rows, comptime!(op.is_none())) {
-            terminate!();
-        }
-        let element = key as usize * slice + col;
-        let per_word = comptime!((32 / bits) as usize);
-        let mask = comptime!(((1u64 << bits) - 1) as u32);
-        let word = element / per_word;
-        let shift = ((element % per_word) as u32) * bits;
-        // Only this unit writes this field, so the load sees its final input bits.
-        let old = (output[word].load() >> shift) & mask;
-        let mut acc = old;
-        if comptime!(op.is_none()) {
-            acc = field(updates, order[position] as usize * slice + col, bits);
-        } else {
-            let mut at = position;
-            while key_at(order, targets, at, rows) == key {
-                let levels = fitting_levels(order, targets, at, key, rows);
-                if levels > 0u32 {
-                    let width = node_width(levels - 1u32);
-                    let node = node_index(rows, levels - 1u32, at / width);
-                    acc = combine_packed(acc, partials[node * slice + col], reduce, kind, bits);
-                    at += width;
-                } else {
-                    let value = field(updates, order[at] as usize * slice + col, bits);
-                    acc = combine_packed(acc, value, reduce, kind, bits);
-                    at += 1usize;
-                }
+        let reduce = comptime!(op.unwrap_or(ReduceOp::Add));
+        let mut at = position;
+        while key_at(order, targets, at, rows) == key {
+            let levels = fitting_levels(order, targets, at, key, rows);
+            if levels > 0u32 {
+                let width = node_width(levels - 1u32);
+                let node = node_index(rows, levels - 1u32, at / width);
+                acc = combine_packed(acc, partials[node * slice + col], reduce, kind, bits);
+                at += width;
+            } else {
+                let value = field(updates, order[at] as usize * slice + col, bits);
+                acc = combine_packed(acc, value, reduce, kind, bits);
+                at += 1usize;
             }
         }
-        if acc != old {
-            output[word].fetch_xor((acc ^ old) << shift);
-        }
+    }
+    if acc != old {
+        output[word].fetch_xor((acc ^ old) << shift);
     }
 }
 

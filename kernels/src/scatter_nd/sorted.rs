@@ -4,13 +4,14 @@
 //! Over the sorted positions lies a fixed tree of aligned nodes: level 0 holds chunks of
 //! [`CHUNK_ROWS`] positions, each level above nodes of [`NODE_FAN`] nodes below. A node whose
 //! positions all share one target (its first and last do) is reduced once into `partials`,
-//! level by level ([`SortedPass::Nodes`], one launch a level, each unit reading at most
-//! `max(CHUNK_ROWS, NODE_FAN)` values). Then [`SortedPass::Join`]: the unit of each run's first
-//! position folds its target's value with the run, in order, taking at each position the
-//! largest node that starts there and lies inside the run, else the update: at most about
-//! `2 * CHUNK_ROWS + 2 * NODE_FAN` steps a level, however long the run. The cut depends on the
-//! number of rows alone, never on the launch geometry. `Assign` stores each run's last row: the
-//! latest in index order.
+//! level by level ([`scatter_nd_sorted_nodes()`], one launch a level, each unit reading at most
+//! `max(CHUNK_ROWS, NODE_FAN)` values). Then the join ([`scatter_nd_sorted_join()`]): the unit
+//! of each run's first position folds its target's value with the run, in order, taking at each
+//! position the largest node that starts there and lies inside the run, else the update: at
+//! most about `2 * CHUNK_ROWS + 2 * NODE_FAN` steps a level, however long the run. The cut
+//! depends on the number of rows alone, never on the launch geometry. `Assign` stores each run's
+//! last row: the latest in index order. Two kernels, not one with a pass argument: WebGPU
+//! refuses an atomic output a kernel never writes, and the nodes never write the output.
 //!
 //! One kernel per way the data is held: typed here, packed in `packed.rs`, word pairs in
 //! `split.rs`, float `Add`'s exact sums in `sorted_sum.rs`; the helpers here place the nodes.
@@ -25,18 +26,6 @@ pub const CHUNK_ROWS: usize = 32;
 
 /// Nodes of one level that a node of the next one reduces.
 pub const NODE_FAN: usize = 8;
-
-/// Which pass of the reduction along sorted rows a launch runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum SortedPass {
-    /// One unit per node of the launch's level and column: a node of one target reduces its
-    /// updates (level 0) or its nodes of the level below into `partials`.
-    Nodes,
-    /// One unit per sorted position and column: the unit of each run's first position folds
-    /// its target's value with the run's nodes and updates and writes it; for `Assign`, the
-    /// unit of each run's last position stores its update.
-    Join,
-}
 
 /// The target of sorted position `position`, or [`SKIPPED`] past the rows.
 #[cube]
@@ -131,8 +120,7 @@ pub(super) fn fitting_levels(
 }
 
 /// Whether the unit at sorted position `position` (target `key`) joins in
-/// [`SortedPass::Join`]: for a reduction, at its run's first position; for `Assign`, at its
-/// last.
+/// the join: for a reduction, at its run's first position; for `Assign`, at its last.
 #[cube]
 pub(super) fn joins(
     order: &[u32],
@@ -151,16 +139,15 @@ pub(super) fn joins(
     joins
 }
 
-/// The pass `pass` of the reduction `op` (`None`: `Assign`) along the rows sorted by target
-/// (`order`, the rows' targets `targets`, `rows` of them), with `float` and `B` as `combine`
-/// takes them: `units` nodes of `level` times `slice` columns, or `rows * slice` units for the
-/// join. `partials` holds a value per node of every level and column, at
-/// `node_index(..) * slice + col`.
+/// The nodes of `level` of the reduction `op` along the rows sorted by target (`order`, the
+/// rows' targets `targets`, `rows` of them), with `float` and `B` as `combine` takes them: one
+/// unit per node and column (`units`). A node of one target reduces its updates (level 0) or
+/// its nodes of the level below into `partials`, which holds a value per node of every level
+/// and column, at `node_index(..) * slice + col`.
 ///
 /// `order` and `targets` are final here: earlier launches on the stream wrote them.
 #[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
-pub fn scatter_nd_sorted_reduce<T: Numeric, B: Int>(
-    output: &mut [T],
+pub fn scatter_nd_sorted_nodes<T: Numeric, B: Int>(
     partials: &mut [T],
     updates: &[T],
     order: &[u32],
@@ -169,8 +156,7 @@ pub fn scatter_nd_sorted_reduce<T: Numeric, B: Int>(
     units: usize,
     rows: usize,
     level: u32,
-    #[comptime] pass: SortedPass,
-    #[comptime] op: Option<ReduceOp>,
+    #[comptime] op: ReduceOp,
     #[comptime] float: bool,
     #[define(T, B)] _types: [ElemType; 2],
 ) {
@@ -179,59 +165,82 @@ pub fn scatter_nd_sorted_reduce<T: Numeric, B: Int>(
         terminate!();
     }
     let col = unit % slice;
-    let reduce = comptime!(op.unwrap_or(ReduceOp::Add));
-    if comptime!(pass == SortedPass::Nodes) {
-        let node = unit / slice;
-        let (first, _, whole) = whole_node(order, targets, node, level, rows);
-        if !whole {
-            terminate!();
+    let node = unit / slice;
+    let (first, _, whole) = whole_node(order, targets, node, level, rows);
+    if !whole {
+        terminate!();
+    }
+    let at = node_index(rows, level, node) * slice + col;
+    if level == 0u32 {
+        let mut acc = updates[order[first] as usize * slice + col];
+        let mut i = 1usize;
+        while i < CHUNK_ROWS {
+            let value = updates[order[first + i] as usize * slice + col];
+            acc = fold_segment::<T, B>(acc, value, op, float);
+            i += 1usize;
         }
-        let at = node_index(rows, level, node) * slice + col;
-        if level == 0u32 {
-            let mut acc = updates[order[first] as usize * slice + col];
-            let mut i = 1usize;
-            while i < CHUNK_ROWS {
-                let value = updates[order[first + i] as usize * slice + col];
-                acc = fold_segment::<T, B>(acc, value, reduce, float);
-                i += 1usize;
-            }
-            partials[at] = acc;
-        } else {
-            let child = node_index(rows, level - 1u32, node * NODE_FAN) * slice + col;
-            let mut acc = partials[child];
-            let mut j = 1usize;
-            while j < NODE_FAN {
-                acc = fold_segment::<T, B>(acc, partials[child + j * slice], reduce, float);
-                j += 1usize;
-            }
-            partials[at] = acc;
-        }
+        partials[at] = acc;
     } else {
-        let position = unit / slice;
-        let key = key_at(order, targets, position, rows);
-        if !joins(order, targets, position, key, rows, comptime!(op.is_none())) {
-            terminate!();
+        let child = node_index(rows, level - 1u32, node * NODE_FAN) * slice + col;
+        let mut acc = partials[child];
+        let mut j = 1usize;
+        while j < NODE_FAN {
+            acc = fold_segment::<T, B>(acc, partials[child + j * slice], op, float);
+            j += 1usize;
         }
-        let element = key as usize * slice + col;
-        if comptime!(op.is_none()) {
-            output[element] = updates[order[position] as usize * slice + col];
-        } else {
-            let mut acc = output[element];
-            let mut at = position;
-            while key_at(order, targets, at, rows) == key {
-                let levels = fitting_levels(order, targets, at, key, rows);
-                if levels > 0u32 {
-                    let width = node_width(levels - 1u32);
-                    let node = node_index(rows, levels - 1u32, at / width);
-                    acc = combine::<T, B>(acc, partials[node * slice + col], reduce, float);
-                    at += width;
-                } else {
-                    let value = updates[order[at] as usize * slice + col];
-                    acc = combine::<T, B>(acc, value, reduce, float);
-                    at += 1usize;
-                }
+        partials[at] = acc;
+    }
+}
+
+/// The join of the reduction `op` (`None`: `Assign`) along the rows sorted by target, one unit
+/// per sorted position and column (`units = rows * slice`): the unit of each run's first
+/// position folds its target's value with the run's nodes (in `partials`, see
+/// [`scatter_nd_sorted_nodes()`]) and updates, in order, and writes it; for `Assign`, the unit
+/// of each run's last position stores its update.
+#[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
+pub fn scatter_nd_sorted_join<T: Numeric, B: Int>(
+    output: &mut [T],
+    partials: &[T],
+    updates: &[T],
+    order: &[u32],
+    targets: &[u32],
+    slice: usize,
+    units: usize,
+    #[comptime] op: Option<ReduceOp>,
+    #[comptime] float: bool,
+    #[define(T, B)] _types: [ElemType; 2],
+) {
+    let unit = ABSOLUTE_POS;
+    if unit >= units {
+        terminate!();
+    }
+    let rows = units / slice;
+    let col = unit % slice;
+    let position = unit / slice;
+    let key = key_at(order, targets, position, rows);
+    if !joins(order, targets, position, key, rows, comptime!(op.is_none())) {
+        terminate!();
+    }
+    let element = key as usize * slice + col;
+    if comptime!(op.is_none()) {
+        output[element] = updates[order[position] as usize * slice + col];
+    } else {
+        let reduce = comptime!(op.unwrap_or(ReduceOp::Add));
+        let mut acc = output[element];
+        let mut at = position;
+        while key_at(order, targets, at, rows) == key {
+            let levels = fitting_levels(order, targets, at, key, rows);
+            if levels > 0u32 {
+                let width = node_width(levels - 1u32);
+                let node = node_index(rows, levels - 1u32, at / width);
+                acc = combine::<T, B>(acc, partials[node * slice + col], reduce, float);
+                at += width;
+            } else {
+                let value = updates[order[at] as usize * slice + col];
+                acc = combine::<T, B>(acc, value, reduce, float);
+                at += 1usize;
             }
-            output[element] = acc;
         }
+        output[element] = acc;
     }
 }

@@ -16,8 +16,7 @@ use super::exact::{
     SumFormat, add_signed_term_at, add_signed_words, observe, round_signed_sum, widen,
 };
 use super::sorted::{
-    CHUNK_ROWS, NODE_FAN, SortedPass, fitting_levels, joins, key_at, node_index, node_width,
-    whole_node,
+    CHUNK_ROWS, NODE_FAN, fitting_levels, joins, key_at, node_index, node_width, whole_node,
 };
 
 /// A zeroed two's-complement sum of `format`'s words.
@@ -73,14 +72,48 @@ fn write_sum(
     write_field(output, word, shift, old, bits);
 }
 
-/// The pass `pass` of the exact sum, over `units` nodes of `level` times `slice` columns, or
-/// `rows * slice` units for the join. Node entry `node_index(..) * slice + col` holds its flags
-/// at that index of `partials` and its sum at `entries + entry * words`.
+/// Stores the sum `sum` and its flags at node entry `entry` of `partials`: the flags at that
+/// index, the sum at `entries + entry * words`.
+#[cube]
+fn store_entry(
+    partials: &mut [u32],
+    entry: usize,
+    entries: usize,
+    sum: &Array<u32>,
+    flags: u32,
+    #[comptime] format: SumFormat,
+) {
+    let words = comptime!(format.sum_words());
+    partials[entry] = flags;
+    #[unroll]
+    for i in 0..words {
+        partials[entries + entry * words + i] = sum[i];
+    }
+}
+
+/// Adds the sum at node entry `entry` of `partials` (see [`store_entry`]) to `sum`, and returns
+/// `flags` with its flags.
+#[cube]
+fn add_entry(
+    sum: &mut Array<u32>,
+    flags: u32,
+    partials: &[u32],
+    entry: usize,
+    entries: usize,
+    #[comptime] format: SumFormat,
+) -> u32 {
+    let words = comptime!(format.sum_words());
+    add_signed_words(sum, partials, entries + entry * words, format);
+    flags | partials[entry]
+}
+
+/// The exact sums of the nodes of `level`, one unit per node and column (`units`): a node of
+/// one target adds its updates' terms (level 0) or its nodes' sums, and stores the sum and its
+/// flags at its entry (`entries` entries of a word of flags and `words` of sum).
 ///
 /// `order` and `targets` are final here: earlier launches on the stream wrote them.
 #[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
-pub fn scatter_nd_sorted_sum(
-    output: &mut [Atomic<u32>],
+pub fn scatter_nd_sorted_sum_nodes(
     partials: &mut [u32],
     updates: &[u32],
     order: &[u32],
@@ -90,7 +123,6 @@ pub fn scatter_nd_sorted_sum(
     rows: usize,
     level: u32,
     entries: usize,
-    #[comptime] pass: SortedPass,
     #[comptime] format: SumFormat,
 ) {
     let unit = ABSOLUTE_POS;
@@ -98,59 +130,82 @@ pub fn scatter_nd_sorted_sum(
         terminate!();
     }
     let col = unit % slice;
-    let words = comptime!(format.sum_words());
+    let node = unit / slice;
+    let (first, _, whole) = whole_node(order, targets, node, level, rows);
+    if !whole {
+        terminate!();
+    }
     let mut sum = zero_sum(format);
     let mut flags = 0u32;
-    if comptime!(pass == SortedPass::Nodes) {
-        let node = unit / slice;
-        let (first, _, whole) = whole_node(order, targets, node, level, rows);
-        if !whole {
-            terminate!();
-        }
-        if level == 0u32 {
-            let mut i = 0usize;
-            while i < CHUNK_ROWS {
-                let index = order[first + i] as usize * slice + col;
-                flags = add_update(&mut sum, flags, updates, index, format);
-                i += 1usize;
-            }
-        } else {
-            let child = node_index(rows, level - 1u32, node * NODE_FAN) * slice + col;
-            let mut j = 0usize;
-            while j < NODE_FAN {
-                let entry = child + j * slice;
-                add_signed_words(&mut sum, &*partials, entries + entry * words, format);
-                flags |= partials[entry];
-                j += 1usize;
-            }
-        }
-        let entry = node_index(rows, level, node) * slice + col;
-        partials[entry] = flags;
-        #[unroll]
-        for i in 0..words {
-            partials[entries + entry * words + i] = sum[i];
+    if level == 0u32 {
+        let mut i = 0usize;
+        while i < CHUNK_ROWS {
+            let index = order[first + i] as usize * slice + col;
+            flags = add_update(&mut sum, flags, updates, index, format);
+            i += 1usize;
         }
     } else {
-        let position = unit / slice;
-        let key = key_at(order, targets, position, rows);
-        if !joins(order, targets, position, key, rows, false) {
-            terminate!();
+        let child = node_index(rows, level - 1u32, node * NODE_FAN) * slice + col;
+        let mut j = 0usize;
+        while j < NODE_FAN {
+            flags = add_entry(
+                &mut sum,
+                flags,
+                &*partials,
+                child + j * slice,
+                entries,
+                format,
+            );
+            j += 1usize;
         }
-        let mut at = position;
-        while key_at(order, targets, at, rows) == key {
-            let levels = fitting_levels(order, targets, at, key, rows);
-            if levels > 0u32 {
-                let width = node_width(levels - 1u32);
-                let entry = node_index(rows, levels - 1u32, at / width) * slice + col;
-                add_signed_words(&mut sum, &*partials, entries + entry * words, format);
-                flags |= partials[entry];
-                at += width;
-            } else {
-                let index = order[at] as usize * slice + col;
-                flags = add_update(&mut sum, flags, updates, index, format);
-                at += 1usize;
-            }
-        }
-        write_sum(output, key as usize * slice + col, &sum, flags, format);
     }
+    let entry = node_index(rows, level, node) * slice + col;
+    store_entry(partials, entry, entries, &sum, flags, format);
+}
+
+/// The join of the exact sums, one unit per sorted position and column (`units = rows *
+/// slice`): the unit of each run's first position adds the run's nodes (see
+/// [`scatter_nd_sorted_sum_nodes()`]) and updates and the target's value, rounds once and writes.
+///
+/// `order` and `targets` are final here: earlier launches on the stream wrote them.
+#[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
+pub fn scatter_nd_sorted_sum_join(
+    output: &mut [Atomic<u32>],
+    partials: &[u32],
+    updates: &[u32],
+    order: &[u32],
+    targets: &[u32],
+    slice: usize,
+    units: usize,
+    entries: usize,
+    #[comptime] format: SumFormat,
+) {
+    let unit = ABSOLUTE_POS;
+    if unit >= units {
+        terminate!();
+    }
+    let rows = units / slice;
+    let col = unit % slice;
+    let position = unit / slice;
+    let key = key_at(order, targets, position, rows);
+    if !joins(order, targets, position, key, rows, false) {
+        terminate!();
+    }
+    let mut sum = zero_sum(format);
+    let mut flags = 0u32;
+    let mut at = position;
+    while key_at(order, targets, at, rows) == key {
+        let levels = fitting_levels(order, targets, at, key, rows);
+        if levels > 0u32 {
+            let width = node_width(levels - 1u32);
+            let entry = node_index(rows, levels - 1u32, at / width) * slice + col;
+            flags = add_entry(&mut sum, flags, partials, entry, entries, format);
+            at += width;
+        } else {
+            let index = order[at] as usize * slice + col;
+            flags = add_update(&mut sum, flags, updates, index, format);
+            at += 1usize;
+        }
+    }
+    write_sum(output, key as usize * slice + col, &sum, flags, format);
 }

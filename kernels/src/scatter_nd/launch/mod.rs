@@ -3,19 +3,21 @@
 //! | strategy | chosen for | launches |
 //! |---|---|---|
 //! | `Store` | `Assign` on data the runtime binds | 1 |
-//! | `Atomic` | a reduction the runtime has a native atomic for (never float `Min`/`Max`) | 1 |
-//! | `Sorted` | every other reduction, and all data held in words | `2 + S + L` (`Assign`: `2 + S`) |
-//! | `Deterministic`, `Assign` | typed data | 3 (no sort) |
+//! | `Atomic` | a reduction with the runtime's native atomic (never float `Min`/`Max`) | 1 |
+//! | `Sorted` | every other reduction; all data held in words | `2 + S + L` (`Assign`: `2 + S`) |
+//! | `Deterministic`, `Assign` | typed data: each target's latest row | 3 (no sort) |
 //! | `Deterministic`, float `Add` | `f16`, `bf16`, `f32`: the exact sum | `2 + S + L` |
-//! | `Deterministic`, float `Mul` | `f16`, `bf16`, `f32`: the product tree | `6 + S + log8(rows / 32)` |
-//! | `Deterministic`, `f64` `Add`/`Mul` | the index-order walk | `2 + S` (CPU drivers: a walk a `2^15` rows) |
-//! | `Deterministic`, the rest | integers, `Min`/`Max`: exact in any order | as `Atomic` or `Sorted` |
+//! | `Deterministic`, float `Mul` | `f16`, `bf16`, `f32`: the product tree | `8 + S + T` |
+//! | `Deterministic`, `f64` `Add`/`Mul` | the index-order walk | `2 + S`, more on CPU drivers |
+//! | `Deterministic`, the rest | integers, `Min`/`Max`: exact in any order | as `Sorted` |
 //!
-//! `S` is the sort of `rows` keys of the bits the target count needs (1 launch up to 4,096
-//! rows, else `3 + 2 * ceil(bits / 8)`); `L` the levels of the tree of nodes, one per width
-//! `32 * 8^l` of at most `rows`. `ListedDeterministic` (CPU drivers) takes `Deterministic`'s
-//! methods, with the product tree's launches sized on the device. Index tuples of a type the
-//! runtime cannot bind add one launch.
+//! `S` is the sort of `rows` keys of the bits the target count needs (one launch where they fit
+//! a cube, else `1 + 2 * ceil(bits / 8)`); `L` the levels of the tree of nodes, one per width
+//! `32 * 8^l` of at most `rows`; `T` the product tree's levels, `ceil(log8(rows / 32))`. On CPU
+//! drivers the index-order walk takes a launch per `2^15` rows of the longest run, and
+//! `ListedDeterministic` sizes the product tree's launches on the device. Index tuples of a
+//! type the runtime cannot bind add one launch. The launch-budget test counts the bench's
+//! cases.
 
 mod checks;
 mod general;

@@ -14,9 +14,10 @@ use super::plan::ScatterLaunch;
 use super::strategy::{DataBinding, selection_bits};
 use crate::launch::elementwise_geometry;
 use crate::scatter_nd::{
-    CHUNK_ROWS, NODE_FAN, ReduceOp, SortedPass, SumFormat, node_count, scatter_nd_row_targets,
-    scatter_nd_sorted_reduce, scatter_nd_sorted_reduce_packed, scatter_nd_sorted_reduce_split,
-    scatter_nd_sorted_sum,
+    CHUNK_ROWS, NODE_FAN, ReduceOp, SumFormat, node_count, scatter_nd_row_targets,
+    scatter_nd_sorted_join, scatter_nd_sorted_join_packed, scatter_nd_sorted_join_split,
+    scatter_nd_sorted_nodes, scatter_nd_sorted_nodes_packed, scatter_nd_sorted_nodes_split,
+    scatter_nd_sorted_sum_join, scatter_nd_sorted_sum_nodes,
 };
 use crate::sort::{SortOrder, SortPlan, sorted_positions};
 
@@ -103,17 +104,13 @@ impl SortedRows {
     }
 }
 
-/// The passes of a reduction along `rows` sorted rows of `slice` columns: each level's nodes,
-/// then the join, with the units each launches (`levels` 0 for `Assign`, which only joins).
-fn passes(rows: usize, slice: usize, levels: u32) -> Vec<(SortedPass, u32, usize)> {
-    let mut width = CHUNK_ROWS;
-    let mut passes = Vec::new();
-    for level in 0..levels {
-        passes.push((SortedPass::Nodes, level, rows / width * slice));
-        width *= NODE_FAN;
-    }
-    passes.push((SortedPass::Join, 0, rows * slice));
-    passes
+/// The launches over the tree's nodes for `rows` sorted rows of `slice` columns: each level's
+/// index and its units (a node and column each).
+fn node_levels(rows: usize, slice: usize, levels: u32) -> impl Iterator<Item = (u32, usize)> {
+    (0..levels).map(move |level| {
+        let width = CHUNK_ROWS * NODE_FAN.pow(level);
+        (level, rows / width * slice)
+    })
 }
 
 /// Applies the updates of `scatter` along the rows sorted by target: a launch per level of
@@ -142,95 +139,146 @@ pub(super) unsafe fn launch_sorted(
         Some(_) => node_count(rows),
         None => (0, 0),
     };
+    let (value_bytes, per_value) = match binding {
+        DataBinding::Typed(elem) => (elem.size(), 1),
+        DataBinding::Packed { .. } => (size_of::<u32>(), 1),
+        DataBinding::Split { .. } => (size_of::<u32>(), 2),
+    };
+    let partials_len = (nodes * slice * per_value).max(1);
+    let words_of = |len: usize, bytes: usize| (len * bytes).div_ceil(size_of::<u32>());
     // SAFETY (every launch): the targets and the order hold `rows` u32, the partials a value
     // per node and column (one, never read, without nodes); the kernels guard their units
-    // against the pass's units, read sorted positions below `rows` and nodes of the levels
-    // launched before, and write target elements below `output_len` (targets below
-    // `targets`, as the caller checked).
+    // against the launch's units, read sorted positions below `rows` and nodes of the levels
+    // launched before, and write target elements below `output_len` (targets below `targets`,
+    // as the caller checked).
     unsafe {
         let sorted = SortedRows::new(client, scatter);
-        let (value_bytes, per_value) = match binding {
-            DataBinding::Typed(elem) => (elem.size(), 1),
-            DataBinding::Packed { .. } => (size_of::<u32>(), 1),
-            DataBinding::Split { .. } => (size_of::<u32>(), 2),
-        };
-        let partials_len = (nodes * slice * per_value).max(1);
         let partials = client.empty(partials_len * value_bytes);
         let partials_arg = || BufferArg::from_raw_parts(partials.clone(), partials_len);
-        let words_of = |len: usize, bytes: usize| (len * bytes).div_ceil(size_of::<u32>());
-        for (pass, level, pass_units) in passes(rows, slice, levels) {
-            let (cubes, dim) = elementwise_geometry(client, pass_units);
-            match binding {
-                DataBinding::Typed(data_elem) => {
-                    let bits = selection_bits(client, data_elem);
-                    let selection = bits.unwrap_or(ElemType::UInt(UIntKind::U32));
-                    let float = matches!(data_elem, ElemType::Float(_)) && bits.is_some();
-                    launch_unchecked!(scatter_nd_sorted_reduce(
+        let reduce = op.unwrap_or(ReduceOp::Add);
+        match binding {
+            DataBinding::Typed(data_elem) => {
+                let bits = selection_bits(client, data_elem);
+                let selection = bits.unwrap_or(ElemType::UInt(UIntKind::U32));
+                let float = matches!(data_elem, ElemType::Float(_)) && bits.is_some();
+                let updates = || BufferArg::from_raw_parts(scatter.updates.clone(), units);
+                for (level, level_units) in node_levels(rows, slice, levels) {
+                    let (cubes, dim) = elementwise_geometry(client, level_units);
+                    launch_unchecked!(scatter_nd_sorted_nodes(
                         client,
                         cubes,
                         dim,
                         address,
-                        BufferArg::from_raw_parts(scatter.output.clone(), output_len),
                         partials_arg(),
-                        BufferArg::from_raw_parts(scatter.updates.clone(), units),
+                        updates(),
                         sorted.order(),
                         sorted.targets(),
                         slice,
-                        pass_units,
+                        level_units,
                         rows,
                         level,
-                        pass,
-                        op,
+                        reduce,
                         float,
                         [data_elem, selection],
                     ));
                 }
-                DataBinding::Split { kind } => {
-                    let op = op.expect("Assign on word pairs moves as typed u32");
-                    launch_unchecked!(scatter_nd_sorted_reduce_split(
+                let (cubes, dim) = elementwise_geometry(client, units);
+                launch_unchecked!(scatter_nd_sorted_join(
+                    client,
+                    cubes,
+                    dim,
+                    address,
+                    BufferArg::from_raw_parts(scatter.output.clone(), output_len),
+                    partials_arg(),
+                    updates(),
+                    sorted.order(),
+                    sorted.targets(),
+                    slice,
+                    units,
+                    op,
+                    float,
+                    [data_elem, selection],
+                ));
+            }
+            DataBinding::Split { kind } => {
+                let updates = || BufferArg::from_raw_parts(scatter.updates.clone(), 2 * units);
+                for (level, level_units) in node_levels(rows, slice, levels) {
+                    let (cubes, dim) = elementwise_geometry(client, level_units);
+                    launch_unchecked!(scatter_nd_sorted_nodes_split(
                         client,
                         cubes,
                         dim,
                         address,
-                        BufferArg::from_raw_parts(scatter.output.clone(), 2 * output_len),
                         partials_arg(),
-                        BufferArg::from_raw_parts(scatter.updates.clone(), 2 * units),
+                        updates(),
                         sorted.order(),
                         sorted.targets(),
                         slice,
-                        pass_units,
+                        level_units,
                         rows,
                         level,
-                        pass,
-                        op,
+                        reduce,
                         kind,
                     ));
                 }
-                DataBinding::Packed { bits, kind } => {
-                    let bytes = bits as usize / 8;
-                    launch_unchecked!(scatter_nd_sorted_reduce_packed(
+                let (cubes, dim) = elementwise_geometry(client, units);
+                launch_unchecked!(scatter_nd_sorted_join_split(
+                    client,
+                    cubes,
+                    dim,
+                    address,
+                    BufferArg::from_raw_parts(scatter.output.clone(), 2 * output_len),
+                    partials_arg(),
+                    updates(),
+                    sorted.order(),
+                    sorted.targets(),
+                    slice,
+                    units,
+                    op.expect("Assign on word pairs moves as typed u32"),
+                    kind,
+                ));
+            }
+            DataBinding::Packed { bits, kind } => {
+                let bytes = bits as usize / 8;
+                let updates =
+                    || BufferArg::from_raw_parts(scatter.updates.clone(), words_of(units, bytes));
+                for (level, level_units) in node_levels(rows, slice, levels) {
+                    let (cubes, dim) = elementwise_geometry(client, level_units);
+                    launch_unchecked!(scatter_nd_sorted_nodes_packed(
                         client,
                         cubes,
                         dim,
                         address,
-                        BufferArg::from_raw_parts(
-                            scatter.output.clone(),
-                            words_of(output_len, bytes)
-                        ),
                         partials_arg(),
-                        BufferArg::from_raw_parts(scatter.updates.clone(), words_of(units, bytes)),
+                        updates(),
                         sorted.order(),
                         sorted.targets(),
                         slice,
-                        pass_units,
+                        level_units,
                         rows,
                         level,
-                        pass,
                         bits,
-                        op,
+                        reduce,
                         kind,
                     ));
                 }
+                let (cubes, dim) = elementwise_geometry(client, units);
+                launch_unchecked!(scatter_nd_sorted_join_packed(
+                    client,
+                    cubes,
+                    dim,
+                    address,
+                    BufferArg::from_raw_parts(scatter.output.clone(), words_of(output_len, bytes)),
+                    partials_arg(),
+                    updates(),
+                    sorted.order(),
+                    sorted.targets(),
+                    slice,
+                    units,
+                    bits,
+                    op,
+                    kind,
+                ));
             }
         }
     }
@@ -260,29 +308,46 @@ pub(super) unsafe fn launch_sorted_sum(
     unsafe {
         let sorted = SortedRows::new(client, scatter);
         let partials = client.empty(partials_len * size_of::<u32>());
-        for (pass, level, pass_units) in passes(rows, slice, levels) {
-            let (cubes, dim) = elementwise_geometry(client, pass_units);
-            launch_unchecked!(scatter_nd_sorted_sum(
+        let partials_arg = || BufferArg::from_raw_parts(partials.clone(), partials_len);
+        let updates =
+            || BufferArg::from_raw_parts(scatter.updates.clone(), units.div_ceil(per_word));
+        for (level, level_units) in node_levels(rows, slice, levels) {
+            let (cubes, dim) = elementwise_geometry(client, level_units);
+            launch_unchecked!(scatter_nd_sorted_sum_nodes(
                 client,
                 cubes,
                 dim,
                 address,
-                BufferArg::from_raw_parts(
-                    scatter.output.clone(),
-                    scatter.output_len.div_ceil(per_word)
-                ),
-                BufferArg::from_raw_parts(partials.clone(), partials_len),
-                BufferArg::from_raw_parts(scatter.updates.clone(), units.div_ceil(per_word)),
+                partials_arg(),
+                updates(),
                 sorted.order(),
                 sorted.targets(),
                 slice,
-                pass_units,
+                level_units,
                 rows,
                 level,
                 entries,
-                pass,
                 format,
             ));
         }
+        let (cubes, dim) = elementwise_geometry(client, units);
+        launch_unchecked!(scatter_nd_sorted_sum_join(
+            client,
+            cubes,
+            dim,
+            address,
+            BufferArg::from_raw_parts(
+                scatter.output.clone(),
+                scatter.output_len.div_ceil(per_word)
+            ),
+            partials_arg(),
+            updates(),
+            sorted.order(),
+            sorted.targets(),
+            slice,
+            units,
+            entries,
+            format,
+        ));
     }
 }

@@ -31,20 +31,17 @@ pub enum ScatterStrategy {
     /// atomics only (the sort's histograms). `Assign` stores each target's latest row.
     Sorted,
     /// A result that is a function of the inputs alone: `Assign` keeps each target's latest row
-    /// in index order (linked with an atomic maximum), whose groups of columns move in vectors;
-    /// a float `Add` sums each element's updates exactly and rounds once, walking segments of
-    /// each target's list side by side and joining them by pointer jumping; a float `Mul`
-    /// multiplies them in a fixed tree with a wider significand and rounds once (index order
-    /// where that rounding is uncertain), `f64` `Add` and `Mul` combine them in index order; the
-    /// other reductions are exact in any order and take [`Sorted`](Self::Sorted)'s passes.
+    /// in index order (an atomic maximum per target), whose groups of columns move in vectors;
+    /// a float `Add` sums each element's updates exactly on [`Sorted`](Self::Sorted)'s passes
+    /// and rounds once; a float `Mul` multiplies them in a fixed tree over the sorted rows with
+    /// a wider significand and rounds once (index order where that rounding is uncertain);
+    /// `f64` `Add` and `Mul` combine them in index order; the other reductions are exact in any
+    /// order and take [`Sorted`](Self::Sorted)'s passes.
     Deterministic,
-    /// [`Deterministic`](Self::Deterministic) with float `Add`'s exact sum taken along each
-    /// target's whole list (the unit of the list's head walks it, per group of columns) instead
-    /// of by segments: the same bits. The choice of CPU drivers, which pay for every
-    /// instruction of a kernel whichever branch a unit takes, and for each launch, more than
-    /// for a long walk from their caches; GPUs run the walks of hot targets on few units. Its
-    /// walks (and `Mul`'s tree) launch with a size computed on the device, which CUDA reads back
-    /// first (a sync), where [`Deterministic`](Self::Deterministic) takes fixed grids.
+    /// [`Deterministic`](Self::Deterministic), the same bits, with `Mul`'s tree launched over
+    /// sizes computed on the device (which CUDA reads back first, a sync) instead of fixed
+    /// grids: the choice of CPU drivers, which pay for every unit of a fixed grid whichever
+    /// branch it takes.
     ListedDeterministic,
 }
 
