@@ -358,7 +358,7 @@ pub fn scatter_nd_sorted_nodes_packed(
     }
     let col = unit % slice;
     let node = unit / slice;
-    let (first, _, whole) = whole_node(order, targets, node, level, rows);
+    let (first, whole) = whole_node(order, targets, node, level, rows);
     if !whole {
         terminate!();
     }

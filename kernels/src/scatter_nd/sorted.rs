@@ -86,13 +86,13 @@ pub(super) fn whole_node(
     node: usize,
     level: u32,
     rows: usize,
-) -> (usize, u32, bool) {
+) -> (usize, bool) {
     let width = node_width(level);
     let first = node * width;
     let key = key_at(order, targets, first, rows);
     let whole = key != u32::new(SKIPPED as i64)
         && key_at(order, targets, first + width - 1usize, rows) == key;
-    (first, key, whole)
+    (first, whole)
 }
 
 /// How many levels have a node that starts at sorted position `position` and lies inside the
@@ -119,8 +119,8 @@ pub(super) fn fitting_levels(
     levels
 }
 
-/// Whether the unit at sorted position `position` (target `key`) joins in
-/// the join: for a reduction, at its run's first position; for `Assign`, at its last.
+/// Whether the unit at sorted position `position` (target `key`) writes its target in the
+/// join: for a reduction, the unit at its run's first position; for `Assign`, at its last.
 #[cube]
 pub(super) fn joins(
     order: &[u32],
@@ -166,7 +166,7 @@ pub fn scatter_nd_sorted_nodes<T: Numeric, B: Int>(
     }
     let col = unit % slice;
     let node = unit / slice;
-    let (first, _, whole) = whole_node(order, targets, node, level, rows);
+    let (first, whole) = whole_node(order, targets, node, level, rows);
     if !whole {
         terminate!();
     }

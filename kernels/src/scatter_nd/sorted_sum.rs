@@ -131,7 +131,7 @@ pub fn scatter_nd_sorted_sum_nodes(
     }
     let col = unit % slice;
     let node = unit / slice;
-    let (first, _, whole) = whole_node(order, targets, node, level, rows);
+    let (first, whole) = whole_node(order, targets, node, level, rows);
     if !whole {
         terminate!();
     }

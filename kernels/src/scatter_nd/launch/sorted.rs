@@ -70,7 +70,7 @@ pub(super) fn sort_rows(
     )
 }
 
-/// The rows sorted by target: their targets and the sorted order (2 launches besides the
+/// The rows sorted by target: their targets and the sorted order (one launch besides the
 /// sort's).
 struct SortedRows {
     targets: Handle,
