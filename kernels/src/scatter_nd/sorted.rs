@@ -110,7 +110,8 @@ pub(super) fn fitting_levels(
 ) -> u32 {
     let mut levels = 0u32;
     let mut width = usize::new(CHUNK_ROWS as i64);
-    while position % width == 0usize
+    // Widths are powers of two: a node of `width` starts where the low bits are zero.
+    while (position & (width - 1usize)) == 0usize
         && key_at(order, targets, position + width - 1usize, rows) == key
     {
         levels += 1u32;
