@@ -125,8 +125,8 @@ fn run(
 }
 
 /// Every narrow type packs exactly where the runtime cannot bind it (or, for a reduction,
-/// compute with it), and packed data always takes the lists; asking a packed scatter for plain
-/// stores is an error that launches nothing.
+/// compute with it), and packed data always takes the sorted rows; asking a packed scatter for
+/// plain stores is an error that launches nothing.
 #[test]
 fn narrow_data_is_packed_where_the_runtime_cannot_bind_it() {
     let Some(client) = client() else { return };
@@ -219,6 +219,11 @@ fn narrow_scatter_matches_the_host() {
                 match reduction {
                     ScatterReduction::Assign if rows.is_empty() => {
                         assert_eq!(got, before, "{context}")
+                    }
+                    // Packed data takes the sorted rows: the latest row lands.
+                    ScatterReduction::Assign if data_in_words(&client, elem, reduction) => {
+                        let latest = element(&updates, *rows.last().unwrap(), width);
+                        assert_eq!(got, latest, "{context}: the latest row")
                     }
                     ScatterReduction::Assign => assert!(
                         rows.iter().any(|&row| element(&updates, row, width) == got),

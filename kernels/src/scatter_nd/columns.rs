@@ -1,4 +1,4 @@
-//! Groups of columns: the deterministic kernels other than the exact sums by segments give
+//! Groups of columns: the deterministic kernels other than the sorted rows' exact sums give
 //! each unit one row (an update row, or a position among the rows sorted by target) and
 //! [`GROUP_COLUMNS`] consecutive columns of it, which it reads and writes in vectors where
 //! whole vectors tile the slice. One test of the row serves the group, and CPU drivers, which

@@ -80,10 +80,10 @@ pub(super) fn combine<T: Numeric, B: Int>(
     out
 }
 
-/// Folds `value` into a segment's partial result `acc`, which holds updates only: where `acc`
+/// Folds `value` into a node's partial result `acc`, which holds updates only: where `acc`
 /// is a NaN update, which must never win, `value` takes its place.
 #[cube]
-pub(super) fn fold_segment<T: Numeric, B: Int>(
+pub(super) fn fold_node<T: Numeric, B: Int>(
     acc: T,
     value: T,
     #[comptime] op: ReduceOp,

@@ -19,7 +19,7 @@
 use cubecl::prelude::*;
 
 use super::indices::SKIPPED;
-use super::kernel::{ReduceOp, combine, fold_segment};
+use super::kernel::{ReduceOp, combine, fold_node};
 
 /// Sorted positions a node of level 0 (a chunk) reduces.
 pub const CHUNK_ROWS: usize = 32;
@@ -177,7 +177,7 @@ pub fn scatter_nd_sorted_nodes<T: Numeric, B: Int>(
         let mut i = 1usize;
         while i < CHUNK_ROWS {
             let value = updates[order[first + i] as usize * slice + col];
-            acc = fold_segment::<T, B>(acc, value, op, float);
+            acc = fold_node::<T, B>(acc, value, op, float);
             i += 1usize;
         }
         partials[at] = acc;
@@ -186,7 +186,7 @@ pub fn scatter_nd_sorted_nodes<T: Numeric, B: Int>(
         let mut acc = partials[child];
         let mut j = 1usize;
         while j < NODE_FAN {
-            acc = fold_segment::<T, B>(acc, partials[child + j * slice], op, float);
+            acc = fold_node::<T, B>(acc, partials[child + j * slice], op, float);
             j += 1usize;
         }
         partials[at] = acc;

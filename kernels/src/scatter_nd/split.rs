@@ -99,10 +99,10 @@ fn combine_split(
     (out_lo, out_hi)
 }
 
-/// `combine_split` for a segment's partial result `acc`, which holds updates only: where `acc`
+/// `combine_split` for a node's partial result `acc`, which holds updates only: where `acc`
 /// is a NaN update of a float `Min`/`Max`, which must never win, `value` takes its place.
 #[cube]
-fn fold_segment_split(
+fn fold_node_split(
     acc_lo: u32,
     acc_hi: u32,
     lo: u32,
@@ -153,7 +153,7 @@ pub fn scatter_nd_sorted_nodes_split(
         while i < CHUNK_ROWS {
             let from = 2 * (order[first + i] as usize * slice + col);
             let (new_lo, new_hi) =
-                fold_segment_split(lo, hi, updates[from], updates[from + 1], op, kind);
+                fold_node_split(lo, hi, updates[from], updates[from + 1], op, kind);
             lo = new_lo;
             hi = new_hi;
             i += 1usize;
@@ -168,7 +168,7 @@ pub fn scatter_nd_sorted_nodes_split(
         while j < NODE_FAN {
             let from = child + 2 * j * slice;
             let (new_lo, new_hi) =
-                fold_segment_split(lo, hi, partials[from], partials[from + 1], op, kind);
+                fold_node_split(lo, hi, partials[from], partials[from + 1], op, kind);
             lo = new_lo;
             hi = new_hi;
             j += 1usize;
