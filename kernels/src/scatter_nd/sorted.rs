@@ -110,10 +110,15 @@ pub(super) fn fitting_levels(
 ) -> u32 {
     let mut levels = 0u32;
     let mut width = usize::new(CHUNK_ROWS as i64);
-    // Widths are powers of two: a node of `width` starts where the low bits are zero.
-    while (position & (width - 1usize)) == 0usize
-        && key_at(order, targets, position + width - 1usize, rows) == key
-    {
+    // Widths are powers of two: a node of `width` starts where the low bits are zero. The keys
+    // are read only there, so a step over a single update costs no load.
+    loop {
+        if (position & (width - 1usize)) != 0usize {
+            break;
+        }
+        if key_at(order, targets, position + width - 1usize, rows) != key {
+            break;
+        }
         levels += 1u32;
         width *= NODE_FAN;
     }

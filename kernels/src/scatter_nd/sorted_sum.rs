@@ -47,31 +47,6 @@ fn add_update(
     observe(flags, term)
 }
 
-/// Writes output element `element` as the exact sum `sum` (terms' special values `flags`)
-/// plus its current value, rounded to `format`.
-#[cube]
-fn write_sum(
-    output: &mut [Atomic<u32>],
-    element: usize,
-    sum: &Array<u32>,
-    flags: u32,
-    #[comptime] format: SumFormat,
-) {
-    let words = comptime!(format.sum_words());
-    let (word, shift, mask) = field_of(element, format);
-    // Only this unit writes this field, so the load sees its final input bits.
-    let old = (output[word].load() >> shift) & mask;
-    let current = u32::reinterpret(widen(old, format));
-    let mut total = Array::<u32>::new(words);
-    #[unroll]
-    for i in 0..words {
-        total[i] = sum[i];
-    }
-    add_signed_term_at(&mut total, 0usize, current, format);
-    let bits = round_signed_sum(&total, 0usize, observe(flags, current), format);
-    write_field(output, word, shift, old, bits);
-}
-
 /// Stores the sum `sum` and its flags at node entry `entry` of `partials`: the flags at that
 /// index, the sum at `entries + entry * words`.
 #[cube]
@@ -207,5 +182,12 @@ pub fn scatter_nd_sorted_sum_join(
             at += 1usize;
         }
     }
-    write_sum(output, key as usize * slice + col, &sum, flags, format);
+    // The target's value is the last term; only this unit writes its field, so the load sees
+    // its input bits.
+    let (word, shift, mask) = field_of(key as usize * slice + col, format);
+    let old = (output[word].load() >> shift) & mask;
+    let current = u32::reinterpret(widen(old, format));
+    add_signed_term_at(&mut sum, 0usize, current, format);
+    let bits = round_signed_sum(&sum, 0usize, observe(flags, current), format);
+    write_field(output, word, shift, old, bits);
 }

@@ -105,11 +105,17 @@ impl SortedRows {
 }
 
 /// The launches over the tree's nodes for `rows` sorted rows of `slice` columns: each level's
-/// index and its units (a node and column each).
-fn node_levels(rows: usize, slice: usize, levels: u32) -> impl Iterator<Item = (u32, usize)> {
+/// index, its units (a node and column each) and their geometry.
+fn node_launches(
+    client: &Client,
+    rows: usize,
+    slice: usize,
+    levels: u32,
+) -> impl Iterator<Item = (u32, usize, CubeCount, CubeDim)> {
     (0..levels).map(move |level| {
-        let width = CHUNK_ROWS * NODE_FAN.pow(level);
-        (level, rows / width * slice)
+        let units = rows / (CHUNK_ROWS * NODE_FAN.pow(level)) * slice;
+        let (cubes, dim) = elementwise_geometry(client, units);
+        (level, units, cubes, dim)
     })
 }
 
@@ -162,8 +168,7 @@ pub(super) unsafe fn launch_sorted(
                 let selection = bits.unwrap_or(ElemType::UInt(UIntKind::U32));
                 let float = matches!(data_elem, ElemType::Float(_)) && bits.is_some();
                 let updates = || BufferArg::from_raw_parts(scatter.updates.clone(), units);
-                for (level, level_units) in node_levels(rows, slice, levels) {
-                    let (cubes, dim) = elementwise_geometry(client, level_units);
+                for (level, level_units, cubes, dim) in node_launches(client, rows, slice, levels) {
                     launch_unchecked!(scatter_nd_sorted_nodes(
                         client,
                         cubes,
@@ -202,8 +207,7 @@ pub(super) unsafe fn launch_sorted(
             }
             DataBinding::Split { kind } => {
                 let updates = || BufferArg::from_raw_parts(scatter.updates.clone(), 2 * units);
-                for (level, level_units) in node_levels(rows, slice, levels) {
-                    let (cubes, dim) = elementwise_geometry(client, level_units);
+                for (level, level_units, cubes, dim) in node_launches(client, rows, slice, levels) {
                     launch_unchecked!(scatter_nd_sorted_nodes_split(
                         client,
                         cubes,
@@ -242,8 +246,7 @@ pub(super) unsafe fn launch_sorted(
                 let bytes = bits as usize / 8;
                 let updates =
                     || BufferArg::from_raw_parts(scatter.updates.clone(), words_of(units, bytes));
-                for (level, level_units) in node_levels(rows, slice, levels) {
-                    let (cubes, dim) = elementwise_geometry(client, level_units);
+                for (level, level_units, cubes, dim) in node_launches(client, rows, slice, levels) {
                     launch_unchecked!(scatter_nd_sorted_nodes_packed(
                         client,
                         cubes,
@@ -311,8 +314,7 @@ pub(super) unsafe fn launch_sorted_sum(
         let partials_arg = || BufferArg::from_raw_parts(partials.clone(), partials_len);
         let updates =
             || BufferArg::from_raw_parts(scatter.updates.clone(), units.div_ceil(per_word));
-        for (level, level_units) in node_levels(rows, slice, levels) {
-            let (cubes, dim) = elementwise_geometry(client, level_units);
+        for (level, level_units, cubes, dim) in node_launches(client, rows, slice, levels) {
             launch_unchecked!(scatter_nd_sorted_sum_nodes(
                 client,
                 cubes,
