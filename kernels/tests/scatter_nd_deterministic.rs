@@ -1,5 +1,5 @@
-//! The deterministic strategies' own methods on their own: `Assign` of the latest rows
-//! (`scatter_nd_assign_latest`, both deterministic strategies) against a host loop, and float
+//! The deterministic strategy's own methods on their own: `Assign` of the latest rows
+//! (`scatter_nd_assign_latest`) against a host loop, and float
 //! `Add`'s exact sums along the sorted rows (`scatter_nd_sorted_sum_*`) at the edges of `f32`
 //! against IEEE's sums, and on random rows, whose bits no permutation of the rows may change
 //! (the sum is exact before its one rounding, so any order of the terms, and any cut of a run
@@ -7,8 +7,8 @@
 
 mod common;
 
-use burn_dml_ops_kernels::scatter_nd::{ReduceOp, ScatterReduction};
-use common::scatter::{DETERMINISTIC, Scatter};
+use burn_dml_ops_kernels::scatter_nd::{ReduceOp, ScatterReduction, ScatterStrategy};
+use common::scatter::Scatter;
 use common::{GUARD_BYTE, bytes, client, xorshift};
 use cubecl::ir::{ElemType, FloatKind, IntKind, UIntKind};
 use cubecl::prelude::*;
@@ -17,12 +17,12 @@ use proptest::prelude::*;
 /// The smallest normal `f32`.
 const MIN_NORMAL: f32 = f32::MIN_POSITIVE;
 
-/// Deterministic `Assign` by both strategies, each moving the latest rows' groups of columns,
+/// Deterministic `Assign`, moving the latest rows' groups of columns,
 /// on 32- and 64-bit data (OpenGL holds 64-bit data as word
 /// pairs) with slices moved in vectors (8, 4) and element by element (3), many duplicates and
 /// tuples out of range: the update latest in index order lands, as in a host loop.
 #[test]
-fn assign_keeps_the_latest_row_by_both_strategies() {
+fn assign_keeps_the_latest_row() {
     let Some(client) = client() else { return };
     let (rows, len) = (5000usize, 40usize);
     // Targets 0..40 with duplicates, and every 13th tuple out of range (skipped).
@@ -50,46 +50,45 @@ fn assign_keeps_the_latest_row_by_both_strategies() {
             }
             let mut buffer = values.clone();
             buffer.resize(values.len() + 8, GUARD_BYTE);
-            for strategy in DETERMINISTIC {
-                let scatter = Scatter {
-                    dims: vec![len],
-                    slice,
-                    strategy: Some(strategy),
-                    ..Scatter::new(elem, &buffer, &indices, &updates, ScatterReduction::Assign)
-                };
-                assert_eq!(
-                    scatter.built_kernels(&client),
-                    [
-                        "ScatterNdClear",
-                        "ScatterNdLinkRows",
-                        "ScatterNdAssignLatest"
-                    ],
-                    "{elem} slice {slice} {strategy:?}: the kernels launched"
-                );
-                let (result, used) = scatter.run(&client).unwrap();
-                assert_eq!(used, strategy);
-                assert_eq!(
-                    result[..values.len()],
-                    expected[..],
-                    "{elem} slice {slice} {strategy:?}: the latest rows land"
-                );
-                assert!(
-                    result[values.len()..].iter().all(|&b| b == GUARD_BYTE),
-                    "{elem} slice {slice} {strategy:?}: guard bytes"
-                );
-            }
+            let strategy = ScatterStrategy::Deterministic;
+            let scatter = Scatter {
+                dims: vec![len],
+                slice,
+                strategy: Some(strategy),
+                ..Scatter::new(elem, &buffer, &indices, &updates, ScatterReduction::Assign)
+            };
+            assert_eq!(
+                scatter.built_kernels(&client),
+                [
+                    "ScatterNdClear",
+                    "ScatterNdLinkRows",
+                    "ScatterNdAssignLatest"
+                ],
+                "{elem} slice {slice} {strategy:?}: the kernels launched"
+            );
+            let (result, used) = scatter.run(&client).unwrap();
+            assert_eq!(used, strategy);
+            assert_eq!(
+                result[..values.len()],
+                expected[..],
+                "{elem} slice {slice} {strategy:?}: the latest rows land"
+            );
+            assert!(
+                result[values.len()..].iter().all(|&b| b == GUARD_BYTE),
+                "{elem} slice {slice} {strategy:?}: guard bytes"
+            );
         }
     }
 }
 
-/// Deterministic f32 `Add` by both strategies at the edges of the format, with enough rows that
-/// the hot targets' runs are cut into segments: sole rows (subnormal operands and sums, zero
+/// Deterministic f32 `Add` at the edges of the format, with enough rows that the hot targets'
+/// runs take nodes of several levels: sole rows (subnormal operands and sums, zero
 /// sums of either sign, overflow, infinities, a NaN with a payload) give IEEE's sum, a NaN the
 /// canonical one; hot targets whose rows mix magnitudes from the subnormals to cancelling
 /// maxima, with an infinity, both infinities or a NaN somewhere along the run, give the
-/// special result, and the same bits by both strategies.
+/// special result.
 #[test]
-fn float_add_strategies_agree_at_the_edges() {
+fn float_add_at_the_edges_of_the_format() {
     let Some(client) = client() else { return };
     let nan = f32::from_bits(0x7FC0_0000);
     let sole: [(f32, f32); 11] = [
@@ -160,57 +159,53 @@ fn float_add_strategies_agree_at_the_edges() {
         .collect();
     let mut buffer = f32::as_bytes(&values).to_vec();
     buffer.resize(buffer.len() + 8, GUARD_BYTE);
-    let mut results = Vec::new();
-    for strategy in DETERMINISTIC {
-        let kernel = "ScatterNdSortedSumJoin";
-        let scatter = Scatter {
-            dims: vec![len],
-            slice,
-            strategy: Some(strategy),
-            ..Scatter::new(
-                ElemType::Float(FloatKind::F32),
-                &buffer,
-                &indices,
-                f32::as_bytes(&updates),
-                ScatterReduction::Reduce(ReduceOp::Add),
-            )
-        };
-        let kernels = scatter.built_kernels(&client);
-        assert!(
-            kernels.iter().any(|k| k == kernel),
-            "{strategy:?}: {kernel} among {kernels:?}"
-        );
-        let (result, used) = scatter.run(&client).unwrap();
-        assert_eq!(used, strategy);
-        let bits = u32::from_bytes(&result[..values.len() * 4]).to_vec();
-        for (i, &want) in expected_sole.iter().enumerate() {
-            for col in 0..slice {
-                assert_eq!(
-                    bits[(hot + i) * slice + col],
-                    want,
-                    "{strategy:?}: sole pair {:?}, column {col}",
-                    sole[i]
-                );
-            }
+    let strategy = ScatterStrategy::Deterministic;
+    let kernel = "ScatterNdSortedSumJoin";
+    let scatter = Scatter {
+        dims: vec![len],
+        slice,
+        strategy: Some(strategy),
+        ..Scatter::new(
+            ElemType::Float(FloatKind::F32),
+            &buffer,
+            &indices,
+            f32::as_bytes(&updates),
+            ScatterReduction::Reduce(ReduceOp::Add),
+        )
+    };
+    let kernels = scatter.built_kernels(&client);
+    assert!(
+        kernels.iter().any(|k| k == kernel),
+        "{strategy:?}: {kernel} among {kernels:?}"
+    );
+    let (result, used) = scatter.run(&client).unwrap();
+    assert_eq!(used, strategy);
+    let bits = u32::from_bytes(&result[..values.len() * 4]).to_vec();
+    for (i, &want) in expected_sole.iter().enumerate() {
+        for col in 0..slice {
+            assert_eq!(
+                bits[(hot + i) * slice + col],
+                want,
+                "{strategy:?}: sole pair {:?}, column {col}",
+                sole[i]
+            );
         }
-        assert_eq!(
-            bits[slice + 1],
-            f32::INFINITY.to_bits(),
-            "{strategy:?}: +inf"
-        );
-        assert_eq!(
-            bits[2 * slice + 2],
-            nan.to_bits(),
-            "{strategy:?}: both infinities"
-        );
-        assert_eq!(bits[3 * slice], nan.to_bits(), "{strategy:?}: a NaN");
-        assert!(
-            result[values.len() * 4..].iter().all(|&b| b == GUARD_BYTE),
-            "{strategy:?}: guard bytes"
-        );
-        results.push(bits);
     }
-    assert_eq!(results[0], results[1], "the strategies differ");
+    assert_eq!(
+        bits[slice + 1],
+        f32::INFINITY.to_bits(),
+        "{strategy:?}: +inf"
+    );
+    assert_eq!(
+        bits[2 * slice + 2],
+        nan.to_bits(),
+        "{strategy:?}: both infinities"
+    );
+    assert_eq!(bits[3 * slice], nan.to_bits(), "{strategy:?}: a NaN");
+    assert!(
+        result[values.len() * 4..].iter().all(|&b| b == GUARD_BYTE),
+        "{strategy:?}: guard bytes"
+    );
 }
 
 /// Deterministic float `Add` of `rows` rows of `slice` elements of `elem` (bits from `seed`)
@@ -269,38 +264,37 @@ fn permuting_rows_changes_no_bit(
         .collect();
     let mut buffer = values.clone();
     buffer.resize(values.len() + 8, GUARD_BYTE);
-    for strategy in DETERMINISTIC {
-        let results: Vec<Vec<u8>> = [(&indices, &updates), (&shuffled_indices, &shuffled_updates)]
-            .into_iter()
-            .map(|(indices, updates)| {
-                let (result, used) = Scatter {
-                    dims: vec![len],
-                    slice,
-                    strategy: Some(strategy),
-                    ..Scatter::new(
-                        elem,
-                        &buffer,
-                        indices,
-                        updates,
-                        ScatterReduction::Reduce(ReduceOp::Add),
-                    )
-                }
-                .run(&client().expect("a client"))
-                .unwrap();
-                assert_eq!(used, strategy);
-                assert!(
-                    result[values.len()..].iter().all(|&b| b == GUARD_BYTE),
-                    "{elem} {strategy:?}: guard bytes"
-                );
-                result
-            })
-            .collect();
-        assert_eq!(
-            results[0], results[1],
-            "{elem} {strategy:?}: {rows} rows of {slice} onto {len} targets (hot: {hot}): \
-             shuffling the rows changed the sum"
-        );
-    }
+    let strategy = ScatterStrategy::Deterministic;
+    let results: Vec<Vec<u8>> = [(&indices, &updates), (&shuffled_indices, &shuffled_updates)]
+        .into_iter()
+        .map(|(indices, updates)| {
+            let (result, used) = Scatter {
+                dims: vec![len],
+                slice,
+                strategy: Some(strategy),
+                ..Scatter::new(
+                    elem,
+                    &buffer,
+                    indices,
+                    updates,
+                    ScatterReduction::Reduce(ReduceOp::Add),
+                )
+            }
+            .run(&client().expect("a client"))
+            .unwrap();
+            assert_eq!(used, strategy);
+            assert!(
+                result[values.len()..].iter().all(|&b| b == GUARD_BYTE),
+                "{elem} {strategy:?}: guard bytes"
+            );
+            result
+        })
+        .collect();
+    assert_eq!(
+        results[0], results[1],
+        "{elem} {strategy:?}: {rows} rows of {slice} onto {len} targets (hot: {hot}): \
+         shuffling the rows changed the sum"
+    );
 }
 
 proptest! {

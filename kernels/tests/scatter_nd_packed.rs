@@ -8,9 +8,9 @@ mod common;
 
 use burn_dml_ops_kernels::KernelError;
 use burn_dml_ops_kernels::scatter_nd::{
-    LISTED_GRID, ReduceOp, ScatterReduction, ScatterStrategy, data_in_words, scatter_strategy,
+    ReduceOp, ScatterReduction, ScatterStrategy, data_in_words, scatter_strategy,
 };
-use common::scatter::{DETERMINISTIC, Scatter, gather};
+use common::scatter::{Scatter, gather};
 use common::{GUARD_BYTE, binds, bytes, client, float_replaces};
 use cubecl::ir::{ElemType, FloatKind, IntKind, UIntKind};
 use cubecl::prelude::*;
@@ -347,10 +347,10 @@ fn bf16_subnormal_sums_and_products_round_like_half() {
     println!("{checked} bf16 reductions checked on {len} pairs each");
 }
 
-/// Packed data with a few hot targets (the lists' segments, see the `scatter_nd` suite's
+/// Packed data with a few hot targets (nodes of several levels, see the `scatter_nd` suite's
 /// `hot_targets_of_a_large_tensor_match_the_host`): u8 and i16, every reduction, 4000 rows onto
 /// 8000 elements, 3000 of them onto one element and 600 onto another, some skipped, the rest
-/// distinct, through both lists strategies, against a sequential fold on the host; the guard
+/// distinct, along the sorted rows, against a sequential fold on the host; the guard
 /// bytes past the data stay.
 #[test]
 fn hot_targets_of_packed_data_match_the_host() {
@@ -518,9 +518,9 @@ fn reduce_onto_one(
     u16::from_le_bytes([actual[0], actual[1]])
 }
 
-/// Packed f16 and bf16 `Min`/`Max` keep the typed kernels' rules under duplicates, through both
-/// lists strategies: NaN updates never hide the winner (every update NaN but one, at rows spread
-/// over 256 to 2048 rows, so that segments start on NaN updates), and a mix of `-0.0` and
+/// Packed f16 and bf16 `Min`/`Max` keep the typed kernels' rules under duplicates, along the
+/// sorted rows: NaN updates never hide the winner (every update NaN but one, at rows spread
+/// over 256 to 2048 rows, so that nodes start on NaN updates), and a mix of `-0.0` and
 /// `+0.0` gives `-0.0` for `Min` and `+0.0` for `Max` whatever the order.
 #[test]
 fn packed_min_and_max_rules_hold_under_duplicates() {
@@ -734,23 +734,19 @@ fn deterministic_packed_data_matches_the_host() {
     );
 }
 
-/// Deterministic `Add` by both of its strategies, segments of each target's list of rows walked
-/// side by side or walks along the whole list (which CPU drivers take): on f32 and on 16-bit floats (packed where
-/// the runtime cannot bind them), two targets of 20,000 rows each (longer than a walk's span on
-/// CPU drivers, so the walks resume over launches) and one of a single row, the same bits as
-/// each other and as the correctly rounded sum, exact in f64 here.
+/// Deterministic `Add` on f32 and on 16-bit floats (packed where the runtime cannot bind them),
+/// two targets of 20,000 rows each (nodes of four levels) and one of a single row, with 8, 6
+/// and 3 columns: the correctly rounded sum, exact in f64 here.
 #[test]
-fn deterministic_add_strategies_agree() {
+fn deterministic_add_rounds_long_runs_once() {
     let Some(client) = client() else { return };
     for slice in [8, 6, 3] {
-        strategies_agree_on(&client, slice);
+        add_rounds_once(&client, slice);
     }
 }
 
-/// [`deterministic_add_strategies_agree`] with `slice` columns (the listed sums read typed
-/// data in vectors of four lanes for 8, of two for 6, element by element for 3), plus one
-/// target of a single row.
-fn strategies_agree_on(client: &Client, slice: usize) {
+/// [`deterministic_add_rounds_long_runs_once`] with `slice` columns.
+fn add_rounds_once(client: &Client, slice: usize) {
     let (rows, len) = (40_001usize, 4usize);
     let indices: Vec<i32> = (0..rows as i32)
         .map(|r| if r == 40_000 { 3 } else { 2 * (r % 2) })
@@ -784,45 +780,35 @@ fn strategies_agree_on(client: &Client, slice: usize) {
         }
         let mut buffer = values.clone();
         buffer.resize(values.len() + 4, GUARD_BYTE);
-        let mut results = Vec::new();
-        for strategy in DETERMINISTIC {
-            let (result, used) = Scatter {
-                dims: vec![len],
-                slice,
-                strategy: Some(strategy),
-                ..Scatter::new(elem, &buffer, &indices, &updates, reduction)
-            }
-            .run(client)
-            .unwrap();
-            assert_eq!(used, strategy);
-            for (i, &sum) in sums.iter().enumerate() {
-                assert_eq!(
-                    element(&result, i, width),
-                    encode(sum),
-                    "{elem} {strategy:?} slice {slice}: element {i} is not the correctly \
-                     rounded sum {sum}"
-                );
-            }
-            assert!(
-                result[values.len()..].iter().all(|&b| b == GUARD_BYTE),
-                "{elem} {strategy:?} slice {slice}: guard bytes"
-            );
-            results.push(result);
+        let strategy = ScatterStrategy::Deterministic;
+        let (result, used) = Scatter {
+            dims: vec![len],
+            slice,
+            strategy: Some(strategy),
+            ..Scatter::new(elem, &buffer, &indices, &updates, reduction)
         }
-        assert_eq!(
-            results[0], results[1],
-            "{elem} slice {slice}: the strategies differ"
+        .run(client)
+        .unwrap();
+        assert_eq!(used, strategy);
+        for (i, &sum) in sums.iter().enumerate() {
+            assert_eq!(
+                element(&result, i, width),
+                encode(sum),
+                "{elem} {strategy:?} slice {slice}: element {i} is not the correctly \
+                 rounded sum {sum}"
+            );
+        }
+        assert!(
+            result[values.len()..].iter().all(|&b| b == GUARD_BYTE),
+            "{elem} {strategy:?} slice {slice}: guard bytes"
         );
     }
 }
 
-/// Deterministic `Mul` by both strategies (the tree's launches over listed units sized on the
-/// device, or fixed grids) on groups of columns: slices read in vectors (8 columns: typed f32
-/// and f16 by fours, packed bf16 by words of two) and element by element (3), on f32, f16 and
-/// bf16, many duplicates: each element is the exact product of its value and updates rounded
-/// once.
+/// Deterministic `Mul` on f32, f16 and bf16 (16-bit floats two to a word), 8 and 3 columns,
+/// many duplicates: each element is the exact product of its value and updates rounded once.
 #[test]
-fn deterministic_mul_groups_match_the_host() {
+fn deterministic_mul_matches_the_host() {
     let Some(client) = client() else { return };
     let (rows, len) = (3000usize, 5usize);
     let indices: Vec<i32> = (0..rows as i32).map(|r| (r * 7) % 5).collect();
@@ -861,38 +847,37 @@ fn deterministic_mul_groups_match_the_host() {
             let products: Vec<u32> = exact.iter().map(|&p| encode(p)).collect();
             let mut buffer = values.clone();
             buffer.resize(values.len() + 4, GUARD_BYTE);
-            for strategy in DETERMINISTIC {
-                let (result, used) = Scatter {
-                    dims: vec![len],
-                    slice,
-                    strategy: Some(strategy),
-                    ..Scatter::new(elem, &buffer, &indices, &updates, reduction)
-                }
-                .run(&client)
-                .unwrap();
-                assert_eq!(used, strategy);
-                for (i, &product) in products.iter().enumerate() {
-                    assert_eq!(
-                        element(&result, i, width),
-                        product,
-                        "{elem} slice {slice} ({used:?}): element {i} is not the product rounded \
-                         once"
-                    );
-                }
-                assert!(
-                    result[values.len()..].iter().all(|&b| b == GUARD_BYTE),
-                    "{elem} slice {slice} ({used:?}): guard bytes"
+            let strategy = ScatterStrategy::Deterministic;
+            let (result, used) = Scatter {
+                dims: vec![len],
+                slice,
+                strategy: Some(strategy),
+                ..Scatter::new(elem, &buffer, &indices, &updates, reduction)
+            }
+            .run(&client)
+            .unwrap();
+            assert_eq!(used, strategy);
+            for (i, &product) in products.iter().enumerate() {
+                assert_eq!(
+                    element(&result, i, width),
+                    product,
+                    "{elem} slice {slice} ({used:?}): element {i} is not the product rounded \
+                     once"
                 );
             }
+            assert!(
+                result[values.len()..].iter().all(|&b| b == GUARD_BYTE),
+                "{elem} slice {slice} ({used:?}): guard bytes"
+            );
         }
     }
 }
 
-/// Deterministic `f32` `Mul` on the GPUs' fixed grids, slice 1: `values[t]` times the
+/// Deterministic `f32` `Mul` on many targets, slice 1: `values[t]` times the
 /// `row_updates` of target `t`'s rows in index order, each target taking one row of each of
 /// `row_updates.len()` runs of rows so that the sort brings them together. Checks that
 /// `kernel` was built and the guard bytes; returns each target's bits.
-fn fixed_grid_mul(
+fn many_targets_mul(
     client: &Client,
     values: &[u32],
     row_updates: &[Vec<u32>],
@@ -941,45 +926,36 @@ fn exact_power(i: usize) -> f32 {
     [2.0f32, -0.5, 4.0, -2.0, 0.25, 1.5][i % 6]
 }
 
-/// `fixed_grid_mul` of `rows` rows a target on `targets` targets, against the exact products.
-fn fixed_grid_products(client: &Client, targets: usize, rows: usize, kernel: &str) {
+/// `many_targets_mul` of `rows` rows a target on `targets` targets, against the exact products.
+fn many_targets_products(client: &Client, targets: usize, rows: usize, kernel: &str) {
     let values: Vec<u32> = (0..targets).map(|t| exact_power(t).to_bits()).collect();
     let row_updates: Vec<Vec<u32>> = (1..=rows)
         .map(|k| (0..targets).map(|t| exact_power(t + k).to_bits()).collect())
         .collect();
-    let result = fixed_grid_mul(client, &values, &row_updates, kernel);
+    let result = many_targets_mul(client, &values, &row_updates, kernel);
     for (t, &bits) in result.iter().enumerate() {
         let exact: f64 = (0..=rows).map(|k| f64::from(exact_power(t + k))).product();
         assert_eq!(bits, (exact as f32).to_bits(), "target {t}");
     }
 }
 
-/// More chunks than a fixed grid has units ([`LISTED_GRID`] + 1 targets of two rows): each
-/// unit of the chunks' grid takes listed positions a grid apart.
+/// Many targets of 33 rows (`2^17 + 1` of them): every target's node of 32 rows, wherever its
+/// run starts among the sorted rows, and its last row.
 #[test]
-fn fixed_grids_take_every_listed_chunk() {
+fn many_targets_take_their_nodes() {
     let Some(client) = client() else { return };
-    fixed_grid_products(&client, LISTED_GRID + 1, 2, "ScatterNdProductChunks");
+    many_targets_products(&client, (1 << 17) + 1, 33, "ScatterNdSortedProductNodes");
 }
 
-/// More tree nodes than a fixed grid has units (`LISTED_GRID / 2 + 1` targets of 33 rows, two
-/// chunks each): the levels' grid takes every listed node, as the chunks' grid every chunk.
+/// Many products whose rounding the tree cannot tell (`2^18 + 1` targets of the three factors
+/// of `uncertain_products_take_index_order`): the index-order walk takes every one.
 #[test]
-fn fixed_grids_take_every_listed_node() {
-    let Some(client) = client() else { return };
-    fixed_grid_products(&client, LISTED_GRID / 2 + 1, 33, "ScatterNdProductLevel");
-}
-
-/// More products whose rounding the tree cannot tell than a fixed grid has units
-/// ([`LISTED_GRID`] + 1 targets of the three factors of `uncertain_products_take_index_order`):
-/// the index-order walk's grid takes every one.
-#[test]
-fn fixed_grids_take_every_uncertain_product() {
+fn every_uncertain_product_takes_index_order() {
     let Some(client) = client() else { return };
     let [value, first, second] = [0x3F80_25D5u32, 0x3FA3_E702, 0x3FA1_1561];
-    let targets = LISTED_GRID + 1;
+    let targets = (1 << 18) + 1;
     let row_updates = [vec![first; targets], vec![second; targets]];
-    let result = fixed_grid_mul(
+    let result = many_targets_mul(
         &client,
         &vec![value; targets],
         &row_updates,
@@ -1032,7 +1008,7 @@ fn uncertain_products_take_index_order() {
         )
     };
     let kernels = scatter.built_kernels(&client);
-    for kernel in ["ScatterNdProductLevel", "ScatterNdOrderedProduct"] {
+    for kernel in ["ScatterNdSortedProductNodes", "ScatterNdOrderedProduct"] {
         assert!(
             kernels.iter().any(|k| k == kernel),
             "{kernel} among {kernels:?}"
@@ -1056,7 +1032,7 @@ fn uncertain_products_take_index_order() {
 }
 
 /// Deterministic float `Add` and `Mul` on `f16` and `bf16` read and write the elements' bits in
-/// 32-bit words by both strategies, also where the runtime binds the type (a GPU's conversion
+/// 32-bit words, also where the runtime binds the type (a GPU's conversion
 /// through `f32` may change a NaN's payload or flush a subnormal): the kernels that launch are
 /// the packed ones, a NaN of any payload gives the format's canonical quiet NaN, and subnormal
 /// operands and results keep their bits.
@@ -1087,38 +1063,37 @@ fn deterministic_16_bit_floats_move_bits() {
             (ReduceOp::Mul, [nan, 0, 0x8000, 0]),
         ] {
             let reduction = ScatterReduction::Reduce(op);
-            for strategy in DETERMINISTIC {
-                let scatter = Scatter {
-                    strategy: Some(strategy),
-                    dims: vec![values.len()],
-                    ..Scatter::new(elem, &buffer, &indices, &updates, reduction)
-                };
-                let kernels = scatter.built_kernels(&client);
-                let packed = match op {
-                    // The exact sum reads and writes 32-bit words only, whatever the format.
-                    ReduceOp::Add => "ScatterNdSortedSumJoin",
-                    // The tree's leaves, in words of every format.
-                    _ => "ScatterNdProductChunks",
-                };
-                assert!(
-                    kernels.iter().any(|kernel| kernel == packed),
-                    "{elem} {op:?} {strategy:?}: {packed} among {kernels:?}"
-                );
-                let (result, _) = scatter.run(&client).unwrap();
-                for (i, &bits) in expected.iter().enumerate() {
-                    assert_eq!(
-                        element(&result, i, width),
-                        bits,
-                        "{elem} {op:?} {strategy:?}: element {i}"
-                    );
-                }
-                assert!(
-                    result[values.len() * width..]
-                        .iter()
-                        .all(|&b| b == GUARD_BYTE),
-                    "{elem} {op:?} {strategy:?}: guard bytes"
+            let strategy = ScatterStrategy::Deterministic;
+            let scatter = Scatter {
+                strategy: Some(strategy),
+                dims: vec![values.len()],
+                ..Scatter::new(elem, &buffer, &indices, &updates, reduction)
+            };
+            let kernels = scatter.built_kernels(&client);
+            let packed = match op {
+                // The exact sum reads and writes 32-bit words only, whatever the format.
+                ReduceOp::Add => "ScatterNdSortedSumJoin",
+                // The tree's join, in words of every format.
+                _ => "ScatterNdSortedProductJoin",
+            };
+            assert!(
+                kernels.iter().any(|kernel| kernel == packed),
+                "{elem} {op:?} {strategy:?}: {packed} among {kernels:?}"
+            );
+            let (result, _) = scatter.run(&client).unwrap();
+            for (i, &bits) in expected.iter().enumerate() {
+                assert_eq!(
+                    element(&result, i, width),
+                    bits,
+                    "{elem} {op:?} {strategy:?}: element {i}"
                 );
             }
+            assert!(
+                result[values.len() * width..]
+                    .iter()
+                    .all(|&b| b == GUARD_BYTE),
+                "{elem} {op:?} {strategy:?}: guard bytes"
+            );
         }
     }
 }

@@ -9,10 +9,9 @@
 
 use super::exact_sum::Format;
 
-/// Terms after the element's value that one leaf of the tree folds (the kernels'
-/// `PRODUCT_CHUNK`).
+/// Sorted positions a node of the lowest level spans (the kernels' `CHUNK_ROWS`).
 pub(crate) const CHUNK: usize = 32;
-/// Nodes one node of the next level folds (the kernels' `PRODUCT_FAN`).
+/// Nodes one node of the next level folds (the kernels' `NODE_FAN`).
 pub(crate) const FAN: usize = 8;
 /// The largest exponent magnitude a node carries; beyond it, index order decides.
 const EXPONENT_LIMIT: i32 = 1 << 29;
@@ -149,32 +148,46 @@ impl Node {
 }
 
 /// The tree's product of `terms` (`f32` bits of values of `format`: the element's value, then
-/// its updates in index order) as `format`'s bits; `None` where its rounding is uncertain, for
-/// the caller to multiply in index order.
-pub(crate) fn tree_product(terms: &[u32], format: Format) -> Option<u32> {
+/// its updates in index order, the first of them at sorted position `start` among every
+/// target's rows) as `format`'s bits; `None` where its rounding is uncertain, for the caller to
+/// multiply in index order. The value multiplies, left to right, the largest aligned node at
+/// each position that lies inside the updates (`CHUNK * FAN^l` positions from a multiple of
+/// that), or else the single update, as the kernels' join does.
+pub(crate) fn tree_product(terms: &[u32], start: usize, format: Format) -> Option<u32> {
     let (&value, updates) = terms.split_first()?;
-    // The leaves: the first folds the value and `CHUNK` updates, each other `CHUNK` updates.
-    let mut nodes: Vec<Node> = updates
-        .chunks(CHUNK)
-        .enumerate()
-        .map(|(i, chunk)| {
-            let start = if i == 0 { Node::leaf(value) } else { ONE };
-            chunk
-                .iter()
-                .fold(ONE.times(start), |acc, &term| acc.times(Node::leaf(term)))
-        })
-        .collect();
-    let mut bound = CHUNK as u64;
-    while nodes.len() > 1 {
-        bound = bound.saturating_mul(FAN as u64);
-        nodes = nodes
-            .chunks(FAN)
-            .map(|group| group.iter().fold(ONE, |acc, &node| acc.times(node)))
-            .collect();
+    let end = start + updates.len();
+    let mut acc = Node::leaf(value);
+    let mut at = start;
+    while at < end {
+        let mut width = 1;
+        let mut next = CHUNK;
+        while at.is_multiple_of(next) && at + next <= end {
+            width = next;
+            next *= FAN;
+        }
+        acc = acc.times(node(&updates[at - start..at - start + width]));
+        at += width;
     }
-    nodes
-        .first()?
-        .round(u32::try_from(bound).unwrap_or(u32::MAX), format)
+    let bound = if terms.len() < 1 << 31 {
+        terms.len().next_multiple_of(CHUNK) as u32
+    } else {
+        u32::MAX
+    };
+    acc.round(bound, format)
+}
+
+/// The node over `terms` (one, `CHUNK`, or `CHUNK * FAN^l` of them): a leaf, or its leaves or
+/// `FAN` nodes multiplied left to right.
+fn node(terms: &[u32]) -> Node {
+    let parts: Vec<Node> = match terms.len() {
+        1 => return Node::leaf(terms[0]),
+        CHUNK => terms.iter().map(|&term| Node::leaf(term)).collect(),
+        len => terms.chunks(len / FAN).map(node).collect(),
+    };
+    parts
+        .into_iter()
+        .reduce(Node::times)
+        .expect("a node has terms")
 }
 
 #[cfg(test)]
@@ -264,7 +277,7 @@ mod tests {
                 .collect();
             let bits: Vec<u32> = terms.iter().map(|t| t.to_bits()).collect();
             let expected = rounded_once(&terms);
-            assert_eq!(tree_product(&bits, F32), Some(expected), "{terms:?}");
+            assert_eq!(tree_product(&bits, 0, F32), Some(expected), "{terms:?}");
             differs_from_index_order += usize::from(index_order(&bits, F32) != expected);
         }
         assert!(
@@ -292,7 +305,7 @@ mod tests {
         for (terms, expected) in cases {
             let bits: Vec<u32> = terms.iter().map(|t| t.to_bits()).collect();
             assert_eq!(
-                tree_product(&bits, F32),
+                tree_product(&bits, 0, F32),
                 Some(expected.to_bits()),
                 "{terms:?}"
             );
@@ -304,28 +317,34 @@ mod tests {
         let (nan, infinity) = (f32::NAN.to_bits(), f32::INFINITY.to_bits());
         let bits = |terms: &[f32]| terms.iter().map(|t| t.to_bits()).collect::<Vec<_>>();
         assert_eq!(
-            tree_product(&bits(&[f32::INFINITY, 0.0, 2.0]), F32),
+            tree_product(&bits(&[f32::INFINITY, 0.0, 2.0]), 0, F32),
             Some(nan)
         );
         assert_eq!(
-            tree_product(&[0xFFC0_0001, 0x3F80_0000], F32),
+            tree_product(&[0xFFC0_0001, 0x3F80_0000], 0, F32),
             Some(nan),
             "any NaN gives the canonical quiet NaN"
         );
         assert_eq!(
-            tree_product(&bits(&[f32::NEG_INFINITY, 2.0]), F32),
+            tree_product(&bits(&[f32::NEG_INFINITY, 2.0]), 0, F32),
             Some(infinity | 1 << 31)
         );
-        assert_eq!(tree_product(&bits(&[-0.0, 2.0, -3.0]), F32), Some(0));
-        assert_eq!(tree_product(&bits(&[1e30, 0.0, -1e30]), F32), Some(1 << 31));
+        assert_eq!(tree_product(&bits(&[-0.0, 2.0, -3.0]), 0, F32), Some(0));
+        assert_eq!(
+            tree_product(&bits(&[1e30, 0.0, -1e30]), 0, F32),
+            Some(1 << 31)
+        );
         // The 16-bit formats: f16's largest value doubled, bf16's smallest subnormal halved.
-        assert_eq!(tree_product(&bits(&[65504.0, 2.0]), F16), Some(0x7C00));
+        assert_eq!(tree_product(&bits(&[65504.0, 2.0]), 0, F16), Some(0x7C00));
         let bf16_tiny = half::bf16::from_bits(1).to_f32();
-        assert_eq!(tree_product(&bits(&[bf16_tiny, -0.5]), BF16), Some(0x8000));
+        assert_eq!(
+            tree_product(&bits(&[bf16_tiny, -0.5]), 0, BF16),
+            Some(0x8000)
+        );
     }
 
     #[test]
-    fn long_products_fold_every_level() {
+    fn long_products_fold_every_level_from_any_start() {
         // Powers of two and a few of 1.5 and 1.25: exact in f64, so the oracle is one rounding.
         let mut next = stream(7);
         for count in [33usize, 257, 2049, 40_000] {
@@ -343,11 +362,14 @@ mod tests {
                 .collect();
             let exact = terms.iter().fold(1f64, |acc, &t| acc * f64::from(t));
             let bits: Vec<u32> = terms.iter().map(|t| t.to_bits()).collect();
-            assert_eq!(
-                tree_product(&bits, F32),
-                Some((exact as f32).to_bits()),
-                "{count} terms"
-            );
+            // Wherever the updates lie among the sorted rows, the nodes cut them differently.
+            for start in [0, 31, 256 + 7, 5000] {
+                assert_eq!(
+                    tree_product(&bits, start, F32),
+                    Some((exact as f32).to_bits()),
+                    "{count} terms from {start}"
+                );
+            }
         }
     }
 
@@ -356,7 +378,7 @@ mod tests {
         // The exact product lies 3990 * 2^-69 below a midpoint, within the tree's bound: index
         // order (which rounds the first product up, and so the last) decides.
         let terms = [0x3F80_25D5u32, 0x3FA3_E702, 0x3FA1_1561];
-        assert_eq!(tree_product(&terms, F32), None);
+        assert_eq!(tree_product(&terms, 0, F32), None);
         let values = terms.map(f32::from_bits);
         assert_eq!(rounded_once(&values), 0x3FCE_80E7);
         assert_eq!(index_order(&terms, F32), 0x3FCE_80E8);
@@ -365,7 +387,7 @@ mod tests {
     #[cfg(feature = "cube")]
     #[test]
     fn the_tree_is_the_kernels_tree() {
-        use burn_dml_ops_kernels::scatter_nd::{PRODUCT_CHUNK, PRODUCT_FAN};
-        assert_eq!((CHUNK, FAN), (PRODUCT_CHUNK, PRODUCT_FAN));
+        use burn_dml_ops_kernels::scatter_nd::{CHUNK_ROWS, NODE_FAN};
+        assert_eq!((CHUNK, FAN), (CHUNK_ROWS, NODE_FAN));
     }
 }

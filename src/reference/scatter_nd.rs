@@ -132,7 +132,8 @@ impl ExactTerm for bf16 {
 }
 
 /// Deterministic float `Mul` on 16- and 32-bit floats: each targeted element's value and
-/// updates (in row order) multiply in a fixed tree, rounded once
+/// updates (in row order) multiply in a tree fixed by where the updates lie among the rows
+/// sorted by target, rounded once
 /// ([`exact_product::tree_product`]), or in row order, each step rounded once
 /// ([`exact_sum::round_product`]), where the tree's rounding is uncertain.
 fn apply_product<T: ExactTerm>(
@@ -155,6 +156,8 @@ fn apply_product<T: ExactTerm>(
         .collect();
     rows.sort_by_key(|&(target, _)| target);
     let mut terms = Vec::new();
+    // Each group's first sorted position among every target's rows.
+    let mut start = 0;
     for group in rows.chunk_by(|a, b| a.0 == b.0) {
         let target = group[0].0;
         for column in 0..slice {
@@ -166,7 +169,7 @@ fn apply_product<T: ExactTerm>(
                     .iter()
                     .map(|&(_, row)| updates[row * slice + column].term()),
             );
-            out[element] = match exact_product::tree_product(&terms, T::FORMAT) {
+            out[element] = match exact_product::tree_product(&terms, start, T::FORMAT) {
                 Some(bits) => T::from_format_bits(bits),
                 None => terms[1..]
                     .iter()
@@ -175,6 +178,7 @@ fn apply_product<T: ExactTerm>(
                     }),
             };
         }
+        start += group.len();
     }
     TensorData::new(out, input.shape().clone())
 }

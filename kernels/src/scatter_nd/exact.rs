@@ -78,12 +78,6 @@ impl SumFormat {
     }
 }
 
-/// The `f32` bits of a typed element (`f16` and `bf16` widen exactly).
-#[cube]
-pub fn typed_term<T: Numeric>(value: T) -> u32 {
-    u32::reinterpret(f32::cast_from(value))
-}
-
 /// The `f32` value of `format` bits (exact).
 #[cube]
 pub fn widen(bits: u32, #[comptime] format: SumFormat) -> f32 {

@@ -183,7 +183,7 @@ pub fn scatter_nd_atomic<T: Numeric, I: Int>(
 }
 
 /// Sets the first `len` elements of `buffer` to zero (deterministic `Assign`'s heads, the
-/// counts of the product tree's lists).
+/// count of the walks' list).
 #[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
 pub fn scatter_nd_clear(buffer: &mut [u32], len: usize) {
     if ABSOLUTE_POS >= len {
@@ -236,24 +236,13 @@ pub fn scatter_nd_row_targets<I: Int>(
     targets[row] = target_slice::<I>(indices, &dims, row, read);
 }
 
-/// Lists `position` (a unit whose walk goes on past this launch, or whose work a later launch
-/// takes) in the counted list `pending`: its count in word 0, the listed units after it, one
-/// buffer so that a kernel binds one storage buffer per list. Returns its slot in the list.
+/// Lists `unit` in the counted list `list`: its count in word 0, the listed units after it.
+/// The launchers give each list room for every unit that can be listed, so the guard never
+/// drops one.
 #[cube]
-pub(super) fn list_pending(pending: &mut [Atomic<u32>], position: usize) -> usize {
-    let room = pending.len() - 1usize;
-    list_at(pending, 0usize, room, position)
-}
-
-/// Lists `position` in the counted list at word `at` of `lists` (its count there, then room
-/// for `room` units), where several lists share a buffer; returns its slot in the list.
-#[cube]
-pub(super) fn list_at(lists: &mut [Atomic<u32>], at: usize, room: usize, position: usize) -> usize {
-    let slot = lists[at].fetch_add(1u32) as usize;
-    // The launcher sizes each list for every unit that can be listed, so the guard never drops
-    // one.
-    if slot < room {
-        lists[at + 1usize + slot].store(position as u32);
+pub(super) fn list_unit(list: &mut [Atomic<u32>], unit: usize) {
+    let slot = list[0usize].fetch_add(1u32) as usize;
+    if slot < list.len() - 1usize {
+        list[slot + 1usize].store(unit as u32);
     }
-    slot
 }

@@ -1,13 +1,15 @@
-//! Deterministic `Assign` ([`ScatterStrategy::Deterministic`](super::ScatterStrategy) and
-//! `ListedDeterministic`, typed data): each target keeps the update latest in index order, the
-//! row its head names (`scatter_nd_link_rows`).
-//! One unit per update row and group of [`GROUP_COLUMNS`] columns tests its row once and moves
-//! the group in vectors (see `columns.rs`): on GPUs, coalesced loads of whole vectors.
+//! Deterministic `Assign` ([`ScatterStrategy::Deterministic`](super::ScatterStrategy), typed
+//! data): each target keeps the update latest in index order, the row its head names
+//! (`scatter_nd_link_rows`). One unit per update row and group of [`GROUP_COLUMNS`] columns
+//! tests its row once and moves the group in vectors: on GPUs, coalesced loads of whole
+//! vectors.
 
 use cubecl::prelude::*;
 
-use super::columns::GROUP_COLUMNS;
 use super::indices::SKIPPED;
+
+/// Columns one unit of deterministic `Assign` moves.
+pub const GROUP_COLUMNS: usize = 8;
 
 /// `Assign` of the latest rows: the unit of row `row` and group `g` (`units = rows * groups`)
 /// copies the group's columns of its update row onto its target's slice when `heads` names

@@ -21,12 +21,10 @@
 //! - **Deterministic**: a result that depends on the operands alone. `Assign` keeps each
 //!   target's latest row in index order (an atomic maximum), whose groups of columns move in
 //!   vectors (`latest.rs`); float `Add` sums exactly on a fixed integer grid per format along
-//!   the sorted rows' passes and rounds once (`sorted_sum.rs`); float `Mul` multiplies each
-//!   target's terms in a fixed tree over the sorted rows with a wider significand, rounded once
-//!   (`product.rs`), or in index order where that rounding is uncertain, as `f64` `Add` and
-//!   `Mul` always do (`ordered.rs`); the reductions that are exact in any order take the sorted
-//!   rows' passes. [`ScatterStrategy::ListedDeterministic`] (CPU drivers) sizes the tree's
-//!   launches on the device.
+//!   the sorted rows' passes and rounds once (`sorted_sum.rs`); float `Mul` multiplies on the
+//!   same passes with a wider significand and rounds once (`sorted_product.rs`), or in index
+//!   order where that rounding is uncertain, as `f64` `Add` and `Mul` always do (`ordered.rs`);
+//!   the reductions that are exact in any order take the sorted rows' passes.
 //!
 //! Float `Min`/`Max` rank `-0.0` below `+0.0` and never let a NaN update win, choosing on raw
 //! bits so that no compiler substitutes a `min` instruction: the result does not depend on the
@@ -40,46 +38,40 @@
 //! Indices of such a type are first resolved into `u32` coordinates by one launch
 //! ([`scatter_nd_resolve_indices()`]).
 
-mod columns;
 mod exact;
+mod fields;
 mod indices;
 mod kernel;
 mod latest;
 mod launch;
 mod ordered;
 mod packed;
-mod product;
 mod product_node;
 mod sorted;
+mod sorted_product;
 mod sorted_sum;
 mod split;
 
-pub use columns::GROUP_COLUMNS;
 pub use exact::SumFormat;
 pub use indices::{IndexRead, scatter_nd_resolve_indices};
 pub use kernel::{
     ReduceOp, scatter_nd_assign, scatter_nd_atomic, scatter_nd_clear, scatter_nd_gather,
     scatter_nd_link_rows, scatter_nd_row_targets,
 };
-pub use latest::scatter_nd_assign_latest;
+pub use latest::{GROUP_COLUMNS, scatter_nd_assign_latest};
 pub use launch::{
-    LISTED_GRID, OutOfRange, ScatterNdData, ScatterNdIndices, ScatterNdLayout, ScatterReduction,
+    OutOfRange, ScatterNdData, ScatterNdIndices, ScatterNdLayout, ScatterReduction,
     ScatterStrategy, data_in_words, deterministic_strategy, launch_gather_nd, launch_scatter_nd,
     scatter_strategy,
 };
-pub use ordered::{
-    WALK_CUBE, scatter_nd_listed_dispatch, scatter_nd_ordered_f64, scatter_nd_ordered_product,
-};
+pub use ordered::{WALK_CUBE, scatter_nd_ordered_f64, scatter_nd_ordered_product};
 pub use packed::{
     WordKind, scatter_nd_gather_packed, scatter_nd_sorted_join_packed,
     scatter_nd_sorted_nodes_packed,
 };
-pub use product::{
-    PRODUCT_CHUNK, PRODUCT_FAN, scatter_nd_product_chunks, scatter_nd_product_leaves,
-    scatter_nd_product_level, scatter_nd_segment_starts,
-};
 pub use sorted::{
     CHUNK_ROWS, NODE_FAN, node_count, scatter_nd_sorted_join, scatter_nd_sorted_nodes,
 };
+pub use sorted_product::{scatter_nd_sorted_product_join, scatter_nd_sorted_product_nodes};
 pub use sorted_sum::{scatter_nd_sorted_sum_join, scatter_nd_sorted_sum_nodes};
 pub use split::{scatter_nd_sorted_join_split, scatter_nd_sorted_nodes_split};

@@ -1,12 +1,11 @@
-//! The nodes of deterministic `Mul`'s tree (see `product.rs`): a product carried as a 64-bit
-//! significand (two words), an exponent of its own and flags for the special values; a term's
-//! leaf, the product of two nodes (the top 64 bits of the exact one, truncated) and the root's
-//! rounding with its error bound, in integer arithmetic only. The host reference
-//! (`exact_product` in the main crate) computes the same.
+//! The nodes of deterministic float `Mul`'s tree (see `sorted_product.rs`): a product carried
+//! as a 64-bit significand (two words), an exponent of its own and flags for the special
+//! values; a term's leaf, the product of two nodes (the top 64 bits of the exact one,
+//! truncated) and the root's rounding with its error bound, in integer arithmetic only. The
+//! host reference (`exact_product` in the main crate) computes the same.
 
 use cubecl::prelude::*;
 
-use super::columns::GROUP_COLUMNS;
 use super::exact::SumFormat;
 
 /// A node's flags: a NaN term.
@@ -25,7 +24,7 @@ const OUT_OF_RANGE: u32 = 32;
 /// The largest exponent magnitude a node carries.
 const EXPONENT_LIMIT: i32 = 1 << 29;
 /// Words of a node in the tree's scratch: significand high and low, exponent, flags.
-const NODE_WORDS: usize = 4;
+pub(super) const NODE_WORDS: usize = 4;
 
 /// A product in the tree: `hi:lo` (bit 63 set) times `2^(exponent - 63)`, or a special value
 /// by its flags (then `hi:lo` is one and the exponent zero, so every product stays exact).
@@ -37,57 +36,40 @@ pub(super) struct Node {
     flags: u32,
 }
 
-/// The nodes of a group's columns.
-#[derive(CubeType)]
-pub(super) struct Nodes {
-    hi: Array<u32>,
-    lo: Array<u32>,
-    exponent: Array<i32>,
-    flags: Array<u32>,
+/// A running product: a [`Node`]'s four words (see [`store_node`]) in an array, which a loop
+/// may update.
+#[cube]
+pub(super) fn product_of(node: Node) -> Array<u32> {
+    let mut acc = Array::<u32>::new(NODE_WORDS);
+    set_product(&mut acc, node);
+    acc
 }
 
-/// A group's nodes, each the exact product `1`, where a fold starts.
+/// Sets the running product `acc` to `node`.
 #[cube]
-pub(super) fn ones() -> Nodes {
-    let mut nodes = Nodes {
-        hi: Array::<u32>::new(GROUP_COLUMNS),
-        lo: Array::<u32>::new(GROUP_COLUMNS),
-        exponent: Array::<i32>::new(GROUP_COLUMNS),
-        flags: Array::<u32>::new(GROUP_COLUMNS),
-    };
-    #[unroll]
-    for j in 0..GROUP_COLUMNS {
-        nodes.hi[j] = 0x8000_0000u32;
-        nodes.lo[j] = 0u32;
-        nodes.exponent[j] = 0i32;
-        nodes.flags[j] = 0u32;
-    }
-    nodes
+pub(super) fn set_product(acc: &mut Array<u32>, node: Node) {
+    acc[0] = node.hi;
+    acc[1] = node.lo;
+    acc[2] = u32::reinterpret(node.exponent);
+    acc[3] = node.flags;
 }
 
+/// The node a running product holds.
 #[cube]
-pub(super) fn node_of(nodes: &Nodes, j: usize) -> Node {
+pub(super) fn node_in(acc: &Array<u32>) -> Node {
     Node {
-        hi: nodes.hi[j],
-        lo: nodes.lo[j],
-        exponent: nodes.exponent[j],
-        flags: nodes.flags[j],
+        hi: acc[0],
+        lo: acc[1],
+        exponent: i32::reinterpret(acc[2]),
+        flags: acc[3],
     }
 }
 
+/// Multiplies the running product `acc` by `factor`.
 #[cube]
-pub(super) fn set_node(nodes: &mut Nodes, j: usize, node: Node) {
-    nodes.hi[j] = node.hi;
-    nodes.lo[j] = node.lo;
-    nodes.exponent[j] = node.exponent;
-    nodes.flags[j] = node.flags;
-}
-
-/// Multiplies column `j` of `nodes` by `factor`.
-#[cube]
-pub(super) fn multiply_into(nodes: &mut Nodes, j: usize, factor: Node) {
-    let product = multiply(node_of(&*nodes, j), factor);
-    set_node(nodes, j, product);
+pub(super) fn multiply_into(acc: &mut Array<u32>, factor: Node) {
+    let product = multiply(node_in(&*acc), factor);
+    set_product(acc, product);
 }
 
 /// The node of one term of `f32` bits (every `f16` and `bf16` is one): exact.
@@ -247,10 +229,11 @@ pub(super) fn round_node(node: Node, bound: u32, #[comptime] format: SumFormat) 
     (bits, uncertain)
 }
 
-/// The node of column `j` of scratch node `node` (in units of a group's columns).
+/// The node at entry `entry` of `nodes`: its high and low significand words, exponent and
+/// flags, [`NODE_WORDS`] words from `entry * NODE_WORDS` on.
 #[cube]
-pub(super) fn load_node(nodes: &[u32], base: usize, node: usize, j: usize) -> Node {
-    let at = base + (node * GROUP_COLUMNS + j) * NODE_WORDS;
+pub(super) fn load_node(nodes: &[u32], entry: usize) -> Node {
+    let at = entry * NODE_WORDS;
     Node {
         hi: nodes[at],
         lo: nodes[at + 1usize],
@@ -260,8 +243,8 @@ pub(super) fn load_node(nodes: &[u32], base: usize, node: usize, j: usize) -> No
 }
 
 #[cube]
-pub(super) fn store_node(nodes: &mut [u32], base: usize, node: usize, j: usize, value: Node) {
-    let at = base + (node * GROUP_COLUMNS + j) * NODE_WORDS;
+pub(super) fn store_node(nodes: &mut [u32], entry: usize, value: Node) {
+    let at = entry * NODE_WORDS;
     nodes[at] = value.hi;
     nodes[at + 1usize] = value.lo;
     nodes[at + 2usize] = u32::reinterpret(value.exponent);

@@ -11,10 +11,10 @@
 
 use cubecl::prelude::*;
 
-use super::columns::{field_in, field_of, write_field};
 use super::exact::{
     SumFormat, add_signed_term_at, add_signed_words, observe, round_signed_sum, widen,
 };
+use super::fields::{read_field, term_at, write_field};
 use super::sorted::{
     CHUNK_ROWS, NODE_FAN, fitting_levels, joins, key_at, node_index, node_width, whole_node,
 };
@@ -41,8 +41,7 @@ fn add_update(
     index: usize,
     #[comptime] format: SumFormat,
 ) -> u32 {
-    let (word, _, _) = field_of(index, format);
-    let term = u32::reinterpret(widen(field_in(updates[word], index, format), format));
+    let term = term_at(updates, index, format);
     add_signed_term_at(sum, 0usize, term, format);
     observe(flags, term)
 }
@@ -182,10 +181,8 @@ pub fn scatter_nd_sorted_sum_join(
             at += 1usize;
         }
     }
-    // The target's value is the last term; only this unit writes its field, so the load sees
-    // its input bits.
-    let (word, shift, mask) = field_of(key as usize * slice + col, format);
-    let old = (output[word].load() >> shift) & mask;
+    // The target's value is the last term.
+    let (word, shift, old) = read_field(&*output, key as usize * slice + col, format);
     let current = u32::reinterpret(widen(old, format));
     add_signed_term_at(&mut sum, 0usize, current, format);
     let bits = round_signed_sum(&sum, 0usize, observe(flags, current), format);

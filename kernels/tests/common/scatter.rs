@@ -10,12 +10,6 @@ use burn_dml_ops_kernels::scatter_nd::{
 use cubecl::ir::{ElemType, IntKind};
 use cubecl::prelude::*;
 
-/// Both deterministic strategies: the GPUs' and the CPU drivers'.
-pub const DETERMINISTIC: [ScatterStrategy; 2] = [
-    ScatterStrategy::Deterministic,
-    ScatterStrategy::ListedDeterministic,
-];
-
 /// A scatter to launch: [`Scatter::new`] for one-coordinate i32 tuples onto every element of
 /// the output with the strategy the runtime picks, then override what a test needs.
 pub struct Scatter<'a> {

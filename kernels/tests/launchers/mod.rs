@@ -59,7 +59,7 @@ pub fn assert_count_fits(name: &str, cube_count: &CubeCount, hardware: &Hardware
 }
 
 /// Every `#[cube(launch_unchecked)]` kernel function of the crate.
-pub const KERNELS: [&str; 55] = [
+pub const KERNELS: [&str; 52] = [
     "bit_count_kernel",
     "bit_count_words_kernel",
     "compress_gather_packed",
@@ -83,21 +83,18 @@ pub const KERNELS: [&str; 55] = [
     "scatter_nd_gather",
     "scatter_nd_gather_packed",
     "scatter_nd_link_rows",
-    "scatter_nd_listed_dispatch",
     "scatter_nd_ordered_f64",
     "scatter_nd_ordered_product",
-    "scatter_nd_product_chunks",
-    "scatter_nd_product_leaves",
-    "scatter_nd_product_level",
     "scatter_nd_resolve_indices",
     "scatter_nd_row_targets",
-    "scatter_nd_segment_starts",
     "scatter_nd_sorted_join",
     "scatter_nd_sorted_join_packed",
     "scatter_nd_sorted_join_split",
     "scatter_nd_sorted_nodes",
     "scatter_nd_sorted_nodes_packed",
     "scatter_nd_sorted_nodes_split",
+    "scatter_nd_sorted_product_join",
+    "scatter_nd_sorted_product_nodes",
     "scatter_nd_sorted_sum_join",
     "scatter_nd_sorted_sum_nodes",
     "select_count_ties",
@@ -244,7 +241,6 @@ pub fn launch_every_scatter(client: &Client) {
         ScatterStrategy::Atomic,
         ScatterStrategy::Sorted,
         ScatterStrategy::Deterministic,
-        ScatterStrategy::ListedDeterministic,
     ];
     let index_i32 = ElemType::Int(IntKind::I32);
     for elem in every_elem() {
@@ -561,19 +557,16 @@ pub const OPERATORS: [Operator; 9] = [
             "scatter_nd_clear",
             "scatter_nd_link_rows",
             "scatter_nd_row_targets",
-            "scatter_nd_segment_starts",
-            "scatter_nd_product_leaves",
-            "scatter_nd_product_chunks",
-            "scatter_nd_product_level",
             "scatter_nd_ordered_product",
             "scatter_nd_ordered_f64",
-            "scatter_nd_listed_dispatch",
             "scatter_nd_sorted_nodes",
             "scatter_nd_sorted_join",
             "scatter_nd_sorted_nodes_packed",
             "scatter_nd_sorted_join_packed",
             "scatter_nd_sorted_nodes_split",
             "scatter_nd_sorted_join_split",
+            "scatter_nd_sorted_product_nodes",
+            "scatter_nd_sorted_product_join",
             "scatter_nd_sorted_sum_nodes",
             "scatter_nd_sorted_sum_join",
             "scatter_nd_resolve_indices",

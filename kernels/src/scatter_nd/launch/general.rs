@@ -7,13 +7,12 @@ use cubecl::prelude::*;
 
 use super::indices::dims_arg;
 use super::ordered::{launch_ordered, ordered_step};
-use super::plan::{ScatterLaunch, exact_sum_format, group_vector};
-use super::sorted::{launch_sorted, launch_sorted_sum, row_targets};
+use super::plan::{ScatterLaunch, exact_sum_format, group_vector, zeroed_prefix};
+use super::sorted::{launch_sorted, launch_sorted_sum};
 use super::strategy::DataBinding;
 use crate::launch::elementwise_geometry;
 use crate::scatter_nd::{
-    GROUP_COLUMNS, ReduceOp, ScatterStrategy, scatter_nd_assign_latest, scatter_nd_clear,
-    scatter_nd_link_rows,
+    GROUP_COLUMNS, ReduceOp, ScatterStrategy, scatter_nd_assign_latest, scatter_nd_link_rows,
 };
 
 /// The strategies past plain stores and native atomics: the deterministic methods where they
@@ -48,10 +47,7 @@ pub(super) unsafe fn launch_general(
     // SAFETY (every launch): as the caller's; the walks' own buffers as they say.
     unsafe {
         if let Some(step) = ordered_step(binding, op).filter(|_| deterministic) {
-            let row_targets = row_targets(client, scatter);
-            // The listed strategy sizes the tree's launches on the device (CPU drivers).
-            let on_device = strategy == ScatterStrategy::ListedDeterministic;
-            launch_ordered(client, scatter, &row_targets, step, on_device);
+            launch_ordered(client, scatter, step);
         } else if let Some(format) = exact_sum {
             launch_sorted_sum(client, scatter, format);
         } else if let Some(data_elem) = latest {
@@ -91,22 +87,13 @@ unsafe fn launch_latest(
         scatter.output_len * per_element,
         scatter.units * per_element,
     );
-    let heads = client.empty(targets * size_of::<u32>());
     let row_targets = client.empty(rows * size_of::<u32>());
     // SAFETY (every launch): the heads hold `targets` u32 and the rows' targets `rows`; the
     // kernels guard their units against `targets`, `rows` or `rows * groups`, and index heads
     // below `targets`, rows below `rows` and elements below `output_len` (the caller's checks
     // for the rest).
     unsafe {
-        let (cubes, dim) = elementwise_geometry(client, targets);
-        launch_unchecked!(scatter_nd_clear(
-            client,
-            cubes,
-            dim,
-            address,
-            BufferArg::from_raw_parts(heads.clone(), targets),
-            targets,
-        ));
+        let heads = zeroed_prefix(client, targets, targets, address);
         let (cubes, dim) = elementwise_geometry(client, rows);
         launch_unchecked!(scatter_nd_link_rows(
             client,
@@ -122,7 +109,7 @@ unsafe fn launch_latest(
             indices.elem,
         ));
         // The latest rows' groups of columns, in vectors that tile the slice.
-        let vector = group_vector(client, Some(data_elem), slice);
+        let vector = group_vector(client, data_elem, slice);
         let groups = slice.div_ceil(GROUP_COLUMNS);
         let (cubes, dim) = elementwise_geometry(client, rows * groups);
         launch_unchecked!(scatter_nd_assign_latest(

@@ -7,17 +7,16 @@
 //! | `Sorted` | every other reduction; all data held in words | `2 + S + L` (`Assign`: `2 + S`) |
 //! | `Deterministic`, `Assign` | typed data: each target's latest row | 3 (no sort) |
 //! | `Deterministic`, float `Add` | `f16`, `bf16`, `f32`: the exact sum | `2 + S + L` |
-//! | `Deterministic`, float `Mul` | `f16`, `bf16`, `f32`: the product tree | `8 + S + T` |
-//! | `Deterministic`, `f64` `Add`/`Mul` | the index-order walk | `2 + S`, more on CPU drivers |
+//! | `Deterministic`, float `Mul` | `f16`, `bf16`, `f32`: the tree, then the walk | `4 + S + L` |
+//! | `Deterministic`, `f64` `Add`/`Mul` | the index-order walk | `2 + S` |
 //! | `Deterministic`, the rest | integers, `Min`/`Max`: exact in any order | as `Sorted` |
 //!
 //! `S` is the sort of `rows` keys of the bits the target count needs (one launch where they fit
 //! a cube, else `1 + 2 * ceil(bits / 8)`); `L` the levels of the tree of nodes, one per width
-//! `32 * 8^l` of at most `rows`; `T` the product tree's levels, `ceil(log8(rows / 32))`. On CPU
-//! drivers the index-order walk takes a launch per `2^15` rows of the longest run, and
-//! `ListedDeterministic` sizes the product tree's launches on the device. Index tuples of a
-//! type the runtime cannot bind add one launch. The launch-budget test counts the bench's
-//! cases.
+//! `32 * 8^l` of at most `rows`. Float `Mul` clears the count of its list of uncertain
+//! elements; the walk in index order is one launch, and on CPU drivers one per `2^15` sorted
+//! rows plus the clearing of its own list. Index tuples of a type the runtime cannot bind add one launch. The
+//! launch-budget test counts the bench's cases.
 
 mod checks;
 mod general;
@@ -33,7 +32,6 @@ use cubecl::prelude::*;
 use cubecl::server::Handle;
 
 pub use self::indices::{OutOfRange, ScatterNdIndices};
-pub use self::plan::LISTED_GRID;
 pub use self::strategy::{
     ScatterReduction, ScatterStrategy, data_in_words, deterministic_strategy, scatter_strategy,
 };

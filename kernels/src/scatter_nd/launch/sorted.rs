@@ -1,8 +1,7 @@
 //! The general strategy, [`ScatterStrategy::Sorted`](crate::scatter_nd::ScatterStrategy), and
-//! deterministic float `Add`'s exact sums: the update rows sorted by target with the crate's
-//! radix sort, a launch per level of the tree of nodes over them, then the join (see
-//! `scatter_nd/sorted.rs`). Also the rows' targets and their sort, which the deterministic walks
-//! share.
+//! deterministic float `Add`'s exact sums and `Mul`'s products: the update rows sorted by
+//! target with the crate's radix sort, a launch per level of the tree of nodes over them, then
+//! the join (see `scatter_nd/sorted.rs`). The deterministic walks share the sorted rows.
 
 use crate::capture::launch_unchecked;
 use cubecl::ir::{ElemType, UIntKind};
@@ -10,14 +9,16 @@ use cubecl::prelude::*;
 use cubecl::server::Handle;
 
 use super::indices::dims_arg;
-use super::plan::ScatterLaunch;
+use super::plan::{ScatterLaunch, zeroed_prefix};
 use super::strategy::{DataBinding, selection_bits};
 use crate::launch::elementwise_geometry;
+use crate::scatter_nd::product_node::NODE_WORDS;
 use crate::scatter_nd::{
     CHUNK_ROWS, NODE_FAN, ReduceOp, SumFormat, node_count, scatter_nd_row_targets,
     scatter_nd_sorted_join, scatter_nd_sorted_join_packed, scatter_nd_sorted_join_split,
     scatter_nd_sorted_nodes, scatter_nd_sorted_nodes_packed, scatter_nd_sorted_nodes_split,
-    scatter_nd_sorted_sum_join, scatter_nd_sorted_sum_nodes,
+    scatter_nd_sorted_product_join, scatter_nd_sorted_product_nodes, scatter_nd_sorted_sum_join,
+    scatter_nd_sorted_sum_nodes,
 };
 use crate::sort::{SortOrder, SortPlan, sorted_positions};
 
@@ -27,7 +28,7 @@ use crate::sort::{SortOrder, SortPlan, sorted_positions};
 /// # Safety
 ///
 /// The buffers of `scatter` hold what its sizes say (the launcher checked them).
-pub(super) unsafe fn row_targets(client: &Client, scatter: &ScatterLaunch) -> Handle {
+unsafe fn row_targets(client: &Client, scatter: &ScatterLaunch) -> Handle {
     let rows = scatter.rows;
     let targets = client.empty(rows * size_of::<u32>());
     let (cubes, dim) = elementwise_geometry(client, rows);
@@ -54,12 +55,7 @@ pub(super) unsafe fn row_targets(client: &Client, scatter: &ScatterLaunch) -> Ha
 /// marker), in a new buffer of `rows` u32: the crate's radix sort of one sequence, over the low
 /// bits that hold `targets`. The marker's low bits are all ones, above every target's, so its
 /// rows still sort last.
-pub(super) fn sort_rows(
-    client: &Client,
-    row_targets: &Handle,
-    rows: usize,
-    targets: usize,
-) -> Handle {
+fn sort_rows(client: &Client, row_targets: &Handle, rows: usize, targets: usize) -> Handle {
     let bits = u32::try_from(targets).map_or(32, |t| u32::BITS - t.leading_zeros());
     sorted_positions(
         client,
@@ -72,7 +68,7 @@ pub(super) fn sort_rows(
 
 /// The rows sorted by target: their targets and the sorted order (one launch besides the
 /// sort's).
-struct SortedRows {
+pub(super) struct SortedRows {
     targets: Handle,
     order: Handle,
     rows: usize,
@@ -82,7 +78,7 @@ impl SortedRows {
     /// # Safety
     ///
     /// As [`launch_sorted`].
-    unsafe fn new(client: &Client, scatter: &ScatterLaunch) -> Self {
+    pub unsafe fn new(client: &Client, scatter: &ScatterLaunch) -> Self {
         // SAFETY: as the caller's.
         let targets = unsafe { row_targets(client, scatter) };
         let order = sort_rows(client, &targets, scatter.rows, scatter.targets);
@@ -93,12 +89,12 @@ impl SortedRows {
         }
     }
 
-    fn order(&self) -> BufferArg {
+    pub fn order(&self) -> BufferArg {
         // SAFETY: the order holds `rows` u32, allocated by the sort.
         unsafe { BufferArg::from_raw_parts(self.order.clone(), self.rows) }
     }
 
-    fn targets(&self) -> BufferArg {
+    pub fn targets(&self) -> BufferArg {
         // SAFETY: the targets hold `rows` u32, allocated above.
         unsafe { BufferArg::from_raw_parts(self.targets.clone(), self.rows) }
     }
@@ -351,5 +347,72 @@ pub(super) unsafe fn launch_sorted_sum(
             entries,
             format,
         ));
+    }
+}
+
+/// Deterministic float `Mul` along the rows `sorted` (see `scatter_nd/sorted_product.rs`): the
+/// product of each target's value and updates by the tree, rounded once to `format` where that
+/// rounding is certain. Returns the counted list of the units (a run's first sorted position
+/// and a column) whose elements are left to the index-order walk, with room for every unit.
+///
+/// # Safety
+///
+/// As [`launch_sorted`]; `sorted` holds the rows of `scatter` sorted by target.
+pub(super) unsafe fn launch_sorted_product(
+    client: &Client,
+    scatter: &ScatterLaunch,
+    sorted: &SortedRows,
+    format: SumFormat,
+) -> Handle {
+    let (rows, slice, units, address) =
+        (scatter.rows, scatter.slice, scatter.units, scatter.address);
+    let (nodes, levels) = node_count(rows);
+    let partials_len = (nodes * slice * NODE_WORDS).max(1);
+    let per_word = format.per_word();
+    // SAFETY (every launch): as `launch_sorted`'s; each node entry holds `NODE_WORDS` words and
+    // the list its count and a slot per unit.
+    unsafe {
+        let uncertain = zeroed_prefix(client, units + 1, 1, address);
+        let partials = client.empty(partials_len * size_of::<u32>());
+        let partials_arg = || BufferArg::from_raw_parts(partials.clone(), partials_len);
+        let updates =
+            || BufferArg::from_raw_parts(scatter.updates.clone(), units.div_ceil(per_word));
+        for (level, level_units, cubes, dim) in node_launches(client, rows, slice, levels) {
+            launch_unchecked!(scatter_nd_sorted_product_nodes(
+                client,
+                cubes,
+                dim,
+                address,
+                partials_arg(),
+                updates(),
+                sorted.order(),
+                sorted.targets(),
+                slice,
+                level_units,
+                rows,
+                level,
+                format,
+            ));
+        }
+        let (cubes, dim) = elementwise_geometry(client, units);
+        launch_unchecked!(scatter_nd_sorted_product_join(
+            client,
+            cubes,
+            dim,
+            address,
+            BufferArg::from_raw_parts(
+                scatter.output.clone(),
+                scatter.output_len.div_ceil(per_word)
+            ),
+            BufferArg::from_raw_parts(uncertain.clone(), units + 1),
+            partials_arg(),
+            updates(),
+            sorted.order(),
+            sorted.targets(),
+            slice,
+            units,
+            format,
+        ));
+        uncertain
     }
 }

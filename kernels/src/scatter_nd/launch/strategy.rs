@@ -4,7 +4,7 @@ use cubecl::features::{AtomicUsage, TypeUsage};
 use cubecl::ir::{ElemType, FloatKind, Type};
 use cubecl::prelude::*;
 
-use crate::launch::{bits_elem, can_bind, has_planes};
+use crate::launch::{bits_elem, can_bind};
 use crate::scatter_nd::{ReduceOp, WordKind};
 use crate::{KernelError, StorageWidth};
 
@@ -33,37 +33,29 @@ pub enum ScatterStrategy {
     /// A result that is a function of the inputs alone: `Assign` keeps each target's latest row
     /// in index order (an atomic maximum per target), whose groups of columns move in vectors;
     /// a float `Add` sums each element's updates exactly on [`Sorted`](Self::Sorted)'s passes
-    /// and rounds once; a float `Mul` multiplies them in a fixed tree over the sorted rows with
-    /// a wider significand and rounds once (index order where that rounding is uncertain);
-    /// `f64` `Add` and `Mul` combine them in index order; the other reductions are exact in any
-    /// order and take [`Sorted`](Self::Sorted)'s passes.
+    /// and rounds once; a float `Mul` multiplies them on the same passes with a wider
+    /// significand and rounds once (index order where that rounding is uncertain); `f64` `Add`
+    /// and `Mul` combine them in index order; the other reductions are exact in any order and
+    /// take [`Sorted`](Self::Sorted)'s passes.
     Deterministic,
-    /// [`Deterministic`](Self::Deterministic), the same bits, with `Mul`'s tree launched over
-    /// sizes computed on the device (which CUDA reads back first, a sync) instead of fixed
-    /// grids: the choice of CPU drivers, which pay for every unit of a fixed grid whichever
-    /// branch it takes.
-    ListedDeterministic,
 }
 
 impl ScatterStrategy {
     /// Whether this strategy takes every reduction on every dtype ([`Sorted`](Self::Sorted)
-    /// and the deterministic ones, which take its passes where they have no walk of their own).
+    /// and [`Deterministic`](Self::Deterministic), which takes its passes where it has no
+    /// method of its own).
     pub fn takes_any_reduction(self) -> bool {
-        matches!(
-            self,
-            Self::Sorted | Self::Deterministic | Self::ListedDeterministic
-        )
+        matches!(self, Self::Sorted | Self::Deterministic)
     }
 
-    /// Whether this is one of the deterministic strategies.
+    /// Whether this is the deterministic strategy.
     pub fn is_deterministic(self) -> bool {
-        matches!(self, Self::Deterministic | Self::ListedDeterministic)
+        self == Self::Deterministic
     }
 }
 
 /// The strategy for a scatter whose result must not depend on timing:
-/// [`ScatterStrategy::Deterministic`] (on CPU drivers, without plane operations,
-/// [`ScatterStrategy::ListedDeterministic`]) for `Assign` and float `Add`/`Mul`, whose other
+/// [`ScatterStrategy::Deterministic`] for `Assign` and float `Add`/`Mul`, whose other
 /// strategies combine duplicates in arrival order, and [`scatter_strategy`]'s choice for the
 /// reductions that are exact in any order (integers, `Min`, `Max`). With it float `Add` sums
 /// exactly (16- and 32-bit floats), float `Mul` rounds its tree's product once, and `f64`
@@ -79,10 +71,8 @@ pub fn deterministic_strategy(
             matches!(data_elem, ElemType::Float(_)) && matches!(op, ReduceOp::Add | ReduceOp::Mul)
         }
     };
-    if timed && has_planes(client) {
+    if timed {
         ScatterStrategy::Deterministic
-    } else if timed {
-        ScatterStrategy::ListedDeterministic
     } else {
         scatter_strategy(client, data_elem, reduction)
     }
