@@ -176,28 +176,6 @@ pub fn add_signed_words(
     }
 }
 
-/// Whether `f32` bits are zero or a normal number: the values whose hardware sum no runtime's
-/// flushing of subnormals changes.
-#[cube]
-fn zero_or_normal(bits: u32) -> bool {
-    let exponent = (bits >> 23u32) & 0xFFu32;
-    exponent != 0xFFu32 && (exponent != 0u32 || (bits & 0x7FFF_FFFFu32) == 0u32)
-}
-
-/// The hardware's `f32` sum of `current` and `update` bits where it is the exact sum rounded to
-/// nearest even (both zero or normal, the sum normal: no runtime's flushing of subnormals
-/// touches it), and whether it is.
-#[cube]
-pub fn hardware_sum(current: u32, update: u32) -> (bool, u32) {
-    let sum = u32::reinterpret(f32::reinterpret(current) + f32::reinterpret(update));
-    let exponent = (sum >> 23u32) & 0xFFu32;
-    let exact = zero_or_normal(current)
-        && zero_or_normal(update)
-        && exponent != 0u32
-        && exponent != 0xFFu32;
-    (exact, sum)
-}
-
 /// Adds the term of `f32` bits `term` to the two's-complement sum of
 /// [`SumFormat::sum_words`] words at `sum[base..]`, with carries. Exact for 2^32 terms.
 #[cube]

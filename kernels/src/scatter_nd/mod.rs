@@ -51,6 +51,7 @@ mod sorted;
 mod sorted_product;
 mod sorted_sum;
 mod split;
+mod words;
 
 pub use exact::SumFormat;
 pub use indices::{IndexRead, scatter_nd_resolve_indices};
@@ -65,13 +66,10 @@ pub use launch::{
     scatter_strategy,
 };
 pub use ordered::{WALK_CUBE, scatter_nd_ordered_f64, scatter_nd_ordered_product};
-pub use packed::{
-    WordKind, scatter_nd_gather_packed, scatter_nd_sorted_join_packed,
-    scatter_nd_sorted_nodes_packed,
-};
+pub use packed::{WordKind, scatter_nd_gather_packed};
 pub use sorted::{
     CHUNK_ROWS, NODE_FAN, node_count, scatter_nd_sorted_join, scatter_nd_sorted_nodes,
 };
 pub use sorted_product::{scatter_nd_sorted_product_join, scatter_nd_sorted_product_nodes};
 pub use sorted_sum::{scatter_nd_sorted_sum_join, scatter_nd_sorted_sum_nodes};
-pub use split::{scatter_nd_sorted_join_split, scatter_nd_sorted_nodes_split};
+pub use words::{scatter_nd_sorted_join_words, scatter_nd_sorted_nodes_words};

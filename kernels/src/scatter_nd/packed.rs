@@ -3,24 +3,23 @@
 //!
 //! Neighbouring elements share a word, so two units that write different elements of one word
 //! would lose one write with plain stores. The scatter therefore always runs along the rows
-//! sorted by target (see `sorted.rs`): exactly one unit writes each target element, and it
-//! applies its change to the word with one atomic XOR of the old and new bits of its own field,
-//! which leaves every other field of the word as the other units set it. Arithmetic runs on the
+//! sorted by target (`words.rs`): exactly one unit writes each target element, and it applies
+//! its change to the word with one atomic XOR of the old and new bits of its own field, which
+//! leaves every other field of the word as the other units set it. Arithmetic runs on the
 //! 32-bit words: integers wrap to their width, and floats round to nearest even once per update,
-//! which gives the correctly rounded result of each step. `f16` computes in `f32` (which holds
-//! more than twice its precision plus two bits, and every `f16` and product of two as a normal
+//! which gives the correctly rounded result of each step. Products are formed in integer
+//! arithmetic (`round_product`, as the deterministic kernels do). `f16` sums compute in `f32`
+//! (which holds more than twice its precision plus two bits, and every `f16` as a normal
 //! number). `bf16` shares `f32`'s exponent range, so its subnormals are `f32` subnormals, which
-//! GPUs commonly flush to zero: its products are computed in integer
-//! arithmetic, and sums of two values below 2 in `f32` scaled by 2^64. `Min`/`Max` choose on raw
+//! GPUs commonly flush to zero: its sums of two values below 2 are computed in `f32` scaled by
+//! 2^64. `Min`/`Max` choose on raw
 //! bits with the crate's rules, as the typed kernels do.
 
 use cubecl::prelude::*;
 
+use super::exact::{SumFormat, round_product, widen};
 use super::indices::{IndexRead, update_target};
 use super::kernel::ReduceOp;
-use super::sorted::{
-    CHUNK_ROWS, NODE_FAN, fitting_levels, joins, key_at, node_index, node_width, whole_node,
-};
 
 /// How the kernels that hold data in 32-bit words (8- and 16-bit elements packed into words,
 /// 64-bit ones split into word pairs) read an element's bits for arithmetic.
@@ -41,7 +40,7 @@ pub enum WordKind {
 /// The `bits`-bit field of element `index` in a buffer of 32-bit words (element 0 in the low
 /// bits of word 0).
 #[cube]
-fn field(words: &[u32], index: usize, #[comptime] bits: u32) -> u32 {
+pub(super) fn field(words: &[u32], index: usize, #[comptime] bits: u32) -> u32 {
     let per_word = comptime!((32 / bits) as usize);
     let mask = comptime!(((1u64 << bits) - 1) as u32);
     let shift = ((index % per_word) as u32) * bits;
@@ -165,70 +164,6 @@ fn bf16_add(a: u32, b: u32) -> u32 {
     out
 }
 
-/// The significand (8 bits, the leading one at bit 7) and exponent field of a finite, non-zero
-/// `bf16` with `exponent` and `mantissa` fields: a subnormal is normalised, down to field -6.
-#[cube]
-fn bf16_significand(exponent: u32, mantissa: u32) -> (u32, i32) {
-    let mut significand = mantissa | 0x80u32;
-    let mut field = i32::cast_from(exponent);
-    if exponent == 0u32 {
-        significand = mantissa;
-        field = 1i32;
-        #[unroll]
-        for _ in 0..7u32 {
-            if significand < 0x80u32 {
-                significand <<= 1u32;
-                field -= 1i32;
-            }
-        }
-    }
-    (significand, field)
-}
-
-/// `a * b` on `bf16` bits in integer arithmetic, rounded to nearest even, subnormals kept: the
-/// 8-bit significands multiply exactly, and the product is rounded once to the result's
-/// precision, normal or subnormal.
-#[cube]
-fn bf16_mul(a: u32, b: u32) -> u32 {
-    let sign = (a ^ b) & 0x8000u32;
-    let (exponent_a, mantissa_a) = ((a >> 7u32) & 0xFFu32, a & 0x7Fu32);
-    let (exponent_b, mantissa_b) = ((b >> 7u32) & 0xFFu32, b & 0x7Fu32);
-    let zero_a = (a & 0x7FFFu32) == 0u32;
-    let zero_b = (b & 0x7FFFu32) == 0u32;
-    let mut out = sign;
-    if (a & 0x7FFFu32) > 0x7F80u32 || (b & 0x7FFFu32) > 0x7F80u32 {
-        out = 0x7FC0u32;
-    } else if exponent_a == 0xFFu32 || exponent_b == 0xFFu32 {
-        // Infinity times zero is NaN, times anything else an infinity.
-        out = sign | 0x7F80u32;
-        if zero_a || zero_b {
-            out = 0x7FC0u32;
-        }
-    } else if !zero_a && !zero_b {
-        let (significand_a, field_a) = bf16_significand(exponent_a, mantissa_a);
-        let (significand_b, field_b) = bf16_significand(exponent_b, mantissa_b);
-        // 2^14 to 2^16 - 1; normalised to its leading one at bit 15.
-        let mut product = significand_a * significand_b;
-        let mut field = field_a + field_b - 127i32;
-        if product >= 0x8000u32 {
-            field += 1i32;
-        } else {
-            product <<= 1u32;
-        }
-        if field >= 1i32 {
-            // The rounded 8-bit significand (0x80 to 0x100) carries into the exponent field
-            // where it rounds up to 0x100; past the largest finite value, an infinity.
-            let bits = (u32::cast_from(field - 1i32) << 7u32) + shift_right_even(product, 8u32);
-            out = sign | select(bits >= 0x7F80u32, 0x7F80u32, bits);
-        } else if field >= -7i32 {
-            // Subnormal: units of 2^-133, shifted 9 to 16 bits (a rounding up to 0x80 is the
-            // smallest normal).
-            out = sign | shift_right_even(product, u32::cast_from(9i32 - field));
-        }
-    }
-    out
-}
-
 /// Whether `value` replaces `acc` under `Min` (`smaller`) or `Max`: it ranks strictly below
 /// (above) it. For floats a NaN on either side never replaces and `-0.0` ranks below `+0.0`, as
 /// in the typed kernels; the order is read from the raw bits with integer arithmetic.
@@ -282,7 +217,7 @@ fn is_nan_field(field: u32, #[comptime] kind: WordKind, #[comptime] bits: u32) -
 
 /// `op(acc, value)` on packed elements of `bits` bits, as bits.
 #[cube]
-fn combine_packed(
+pub(super) fn combine_packed(
     acc: u32,
     value: u32,
     #[comptime] op: ReduceOp,
@@ -293,20 +228,18 @@ fn combine_packed(
     let float = comptime!(kind == WordKind::F16 || kind == WordKind::BF16);
     let mut out = acc;
     if comptime!(op == ReduceOp::Add || op == ReduceOp::Mul) {
-        if comptime!(kind == WordKind::BF16) {
-            if comptime!(op == ReduceOp::Add) {
-                out = bf16_add(acc, value);
+        if comptime!(float && op == ReduceOp::Mul) {
+            let format = comptime!(if kind == WordKind::BF16 {
+                SumFormat::BF16
             } else {
-                out = bf16_mul(acc, value);
-            }
+                SumFormat::F16
+            });
+            let a = u32::reinterpret(widen(acc, format));
+            out = round_product(a, u32::reinterpret(widen(value, format)), format);
+        } else if comptime!(kind == WordKind::BF16) {
+            out = bf16_add(acc, value);
         } else if comptime!(float) {
-            let a = f16_to_f32(acc);
-            let b = f16_to_f32(value);
-            let mut exact = a * b;
-            if comptime!(op == ReduceOp::Add) {
-                exact = a + b;
-            }
-            out = f32_to_f16(exact);
+            out = f32_to_f16(f16_to_f32(acc) + f16_to_f32(value));
         } else if comptime!(op == ReduceOp::Add) {
             // The low bits of a sum and a product are the same for signed and unsigned.
             out = (acc + value) & mask;
@@ -322,7 +255,7 @@ fn combine_packed(
 /// `op` over a partial result of updates only and `value`: where `acc` is a NaN update, which
 /// must never win, `value` takes its place.
 #[cube]
-fn fold_packed(
+pub(super) fn fold_packed(
     acc: u32,
     value: u32,
     #[comptime] op: ReduceOp,
@@ -334,114 +267,6 @@ fn fold_packed(
         out = value;
     }
     out
-}
-
-/// `scatter_nd_sorted_nodes` for packed data: a node's partial result holds one element's bits
-/// per word of `partials`.
-#[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
-pub fn scatter_nd_sorted_nodes_packed(
-    partials: &mut [u32],
-    updates: &[u32],
-    order: &[u32],
-    targets: &[u32],
-    slice: usize,
-    units: usize,
-    rows: usize,
-    level: u32,
-    #[comptime] bits: u32,
-    #[comptime] op: ReduceOp,
-    #[comptime] kind: WordKind,
-) {
-    let unit = ABSOLUTE_POS;
-    if unit >= units {
-        terminate!();
-    }
-    let col = unit % slice;
-    let node = unit / slice;
-    let (first, whole) = whole_node(order, targets, node, level, rows);
-    if !whole {
-        terminate!();
-    }
-    let at = node_index(rows, level, node) * slice + col;
-    if level == 0u32 {
-        let mut acc = field(updates, order[first] as usize * slice + col, bits);
-        let mut i = 1usize;
-        while i < CHUNK_ROWS {
-            let value = field(updates, order[first + i] as usize * slice + col, bits);
-            acc = fold_packed(acc, value, op, kind, bits);
-            i += 1usize;
-        }
-        partials[at] = acc;
-    } else {
-        let child = node_index(rows, level - 1u32, node * NODE_FAN) * slice + col;
-        let mut acc = partials[child];
-        let mut j = 1usize;
-        while j < NODE_FAN {
-            acc = fold_packed(acc, partials[child + j * slice], op, kind, bits);
-            j += 1usize;
-        }
-        partials[at] = acc;
-    }
-}
-
-/// `scatter_nd_sorted_join` for packed data: the join (or the last row of a run, for `Assign`)
-/// XORs the change of its target element's bits into the element's field of its output word,
-/// atomically. Each element has exactly one such unit, and the XOR touches no other field, so
-/// units sharing a word never undo each other's writes.
-#[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
-pub fn scatter_nd_sorted_join_packed(
-    output: &mut [Atomic<u32>],
-    partials: &[u32],
-    updates: &[u32],
-    order: &[u32],
-    targets: &[u32],
-    slice: usize,
-    units: usize,
-    #[comptime] bits: u32,
-    #[comptime] op: Option<ReduceOp>,
-    #[comptime] kind: WordKind,
-) {
-    let unit = ABSOLUTE_POS;
-    if unit >= units {
-        terminate!();
-    }
-    let rows = units / slice;
-    let col = unit % slice;
-    let position = unit / slice;
-    let key = key_at(order, targets, position, rows);
-    if !joins(order, targets, position, key, rows, comptime!(op.is_none())) {
-        terminate!();
-    }
-    let element = key as usize * slice + col;
-    let per_word = comptime!((32 / bits) as usize);
-    let mask = comptime!(((1u64 << bits) - 1) as u32);
-    let word = element / per_word;
-    let shift = ((element % per_word) as u32) * bits;
-    // Only this unit writes this field, so the load sees its final input bits.
-    let old = (output[word].load() >> shift) & mask;
-    let mut acc = old;
-    if comptime!(op.is_none()) {
-        acc = field(updates, order[position] as usize * slice + col, bits);
-    } else {
-        let reduce = comptime!(op.unwrap_or(ReduceOp::Add));
-        let mut at = position;
-        while key_at(order, targets, at, rows) == key {
-            let levels = fitting_levels(order, targets, at, key, rows);
-            if levels > 0u32 {
-                let width = node_width(levels - 1u32);
-                let node = node_index(rows, levels - 1u32, at / width);
-                acc = combine_packed(acc, partials[node * slice + col], reduce, kind, bits);
-                at += width;
-            } else {
-                let value = field(updates, order[at] as usize * slice + col, bits);
-                acc = combine_packed(acc, value, reduce, kind, bits);
-                at += 1usize;
-            }
-        }
-    }
-    if acc != old {
-        output[word].fetch_xor((acc ^ old) << shift);
-    }
 }
 
 /// ScatterND's adjoint for packed data: unit `w` writes output word `w`, packing the

@@ -13,8 +13,9 @@
 //! last row: the latest in index order. Two kernels, not one with a pass argument: WebGPU
 //! refuses an atomic output a kernel never writes, and the nodes never write the output.
 //!
-//! One kernel per way the data is held: typed here, packed in `packed.rs`, word pairs in
-//! `split.rs`, float `Add`'s exact sums in `sorted_sum.rs`; the helpers here place the nodes.
+//! One pair of kernels per way the data is held: typed here, in 32-bit words in `words.rs`,
+//! deterministic float `Add`'s exact sums in `sorted_sum.rs` and `Mul`'s products in
+//! `sorted_product.rs`; the helpers here place the nodes.
 
 use cubecl::prelude::*;
 

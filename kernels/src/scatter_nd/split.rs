@@ -2,10 +2,9 @@
 //! 32-bit words, low word first, and all arithmetic runs on those words.
 //!
 //! Two plain stores could tear an element between two duplicate updates, so the scatter always
-//! runs along the rows sorted by target (see `sorted.rs`): one unit per target element writes
-//! it. `Assign` moves bits only and takes the typed kernel as u32 rows of twice the slice; the
-//! reductions take [`scatter_nd_sorted_nodes_split`] and [`scatter_nd_sorted_join_split`], whose
-//! join writes both words of each target element. Integers wrap (`Add` with a carry, `Mul` from 16-bit partial products);
+//! runs along the rows sorted by target (`words.rs`): one unit per target element writes both
+//! its words. `Assign` moves bits only and takes the typed kernel as u32 rows of twice the
+//! slice. Integers wrap (`Add` with a carry, `Mul` from 16-bit partial products);
 //! `Min`/`Max` choose on the raw bits with the crate's rules (a NaN never replaces and is never
 //! replaced, zeros keep their sign). `f64` `Add`/`Mul` need float arithmetic the runtime does not
 //! have, and the launcher refuses them.
@@ -14,9 +13,6 @@ use cubecl::prelude::*;
 
 use super::kernel::ReduceOp;
 use super::packed::WordKind;
-use super::sorted::{
-    CHUNK_ROWS, NODE_FAN, fitting_levels, joins, key_at, node_index, node_width, whole_node,
-};
 
 /// The high 32 bits of the 64-bit product of `a` and `b`.
 #[cube]
@@ -64,7 +60,7 @@ fn is_nan(lo: u32, hi: u32) -> bool {
 /// `op((acc_lo, acc_hi), (lo, hi))` on 64-bit values held as word pairs: `(lo, hi)` of the
 /// result. `kind` is `Unsigned`, `Signed`, or any float kind for `f64` (`Min`/`Max` only).
 #[cube]
-fn combine_split(
+pub(super) fn combine_split(
     acc_lo: u32,
     acc_hi: u32,
     lo: u32,
@@ -102,7 +98,7 @@ fn combine_split(
 /// `combine_split` for a node's partial result `acc`, which holds updates only: where `acc`
 /// is a NaN update of a float `Min`/`Max`, which must never win, `value` takes its place.
 #[cube]
-fn fold_node_split(
+pub(super) fn fold_node_split(
     acc_lo: u32,
     acc_hi: u32,
     lo: u32,
@@ -117,116 +113,4 @@ fn fold_node_split(
         out_hi = hi;
     }
     (out_lo, out_hi)
-}
-
-/// `scatter_nd_sorted_nodes` for 64-bit data held as word pairs: a node's partial result holds
-/// an element's two words at `partials[2 * entry..]`.
-#[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
-pub fn scatter_nd_sorted_nodes_split(
-    partials: &mut [u32],
-    updates: &[u32],
-    order: &[u32],
-    targets: &[u32],
-    slice: usize,
-    units: usize,
-    rows: usize,
-    level: u32,
-    #[comptime] op: ReduceOp,
-    #[comptime] kind: WordKind,
-) {
-    let unit = ABSOLUTE_POS;
-    if unit >= units {
-        terminate!();
-    }
-    let col = unit % slice;
-    let node = unit / slice;
-    let (first, whole) = whole_node(order, targets, node, level, rows);
-    if !whole {
-        terminate!();
-    }
-    let at = 2 * (node_index(rows, level, node) * slice + col);
-    if level == 0u32 {
-        let from = 2 * (order[first] as usize * slice + col);
-        let mut lo = updates[from];
-        let mut hi = updates[from + 1];
-        let mut i = 1usize;
-        while i < CHUNK_ROWS {
-            let from = 2 * (order[first + i] as usize * slice + col);
-            let (new_lo, new_hi) =
-                fold_node_split(lo, hi, updates[from], updates[from + 1], op, kind);
-            lo = new_lo;
-            hi = new_hi;
-            i += 1usize;
-        }
-        partials[at] = lo;
-        partials[at + 1] = hi;
-    } else {
-        let child = 2 * (node_index(rows, level - 1u32, node * NODE_FAN) * slice + col);
-        let mut lo = partials[child];
-        let mut hi = partials[child + 1];
-        let mut j = 1usize;
-        while j < NODE_FAN {
-            let from = child + 2 * j * slice;
-            let (new_lo, new_hi) =
-                fold_node_split(lo, hi, partials[from], partials[from + 1], op, kind);
-            lo = new_lo;
-            hi = new_hi;
-            j += 1usize;
-        }
-        partials[at] = lo;
-        partials[at + 1] = hi;
-    }
-}
-
-/// `scatter_nd_sorted_join` for a reduction on 64-bit data held as word pairs: the join writes
-/// both words of its target element, once. (`Assign` only moves bits: the launcher runs it
-/// through the typed kernel as u32 rows of twice the slice.)
-#[cube(launch_unchecked, create_dummy_kernel, address_type = "dynamic")]
-pub fn scatter_nd_sorted_join_split(
-    output: &mut [u32],
-    partials: &[u32],
-    updates: &[u32],
-    order: &[u32],
-    targets: &[u32],
-    slice: usize,
-    units: usize,
-    #[comptime] op: ReduceOp,
-    #[comptime] kind: WordKind,
-) {
-    let unit = ABSOLUTE_POS;
-    if unit >= units {
-        terminate!();
-    }
-    let rows = units / slice;
-    let col = unit % slice;
-    let position = unit / slice;
-    let key = key_at(order, targets, position, rows);
-    if !joins(order, targets, position, key, rows, false) {
-        terminate!();
-    }
-    let element = key as usize * slice + col;
-    let mut lo = output[2 * element];
-    let mut hi = output[2 * element + 1];
-    let mut at = position;
-    while key_at(order, targets, at, rows) == key {
-        let levels = fitting_levels(order, targets, at, key, rows);
-        if levels > 0u32 {
-            let width = node_width(levels - 1u32);
-            let from = 2 * (node_index(rows, levels - 1u32, at / width) * slice + col);
-            let (new_lo, new_hi) =
-                combine_split(lo, hi, partials[from], partials[from + 1], op, kind);
-            lo = new_lo;
-            hi = new_hi;
-            at += width;
-        } else {
-            let from = 2 * (order[at] as usize * slice + col);
-            let (new_lo, new_hi) =
-                combine_split(lo, hi, updates[from], updates[from + 1], op, kind);
-            lo = new_lo;
-            hi = new_hi;
-            at += 1usize;
-        }
-    }
-    output[2 * element] = lo;
-    output[2 * element + 1] = hi;
 }

@@ -59,7 +59,7 @@ pub fn assert_count_fits(name: &str, cube_count: &CubeCount, hardware: &Hardware
 }
 
 /// Every `#[cube(launch_unchecked)]` kernel function of the crate.
-pub const KERNELS: [&str; 52] = [
+pub const KERNELS: [&str; 50] = [
     "bit_count_kernel",
     "bit_count_words_kernel",
     "compress_gather_packed",
@@ -88,11 +88,9 @@ pub const KERNELS: [&str; 52] = [
     "scatter_nd_resolve_indices",
     "scatter_nd_row_targets",
     "scatter_nd_sorted_join",
-    "scatter_nd_sorted_join_packed",
-    "scatter_nd_sorted_join_split",
+    "scatter_nd_sorted_join_words",
     "scatter_nd_sorted_nodes",
-    "scatter_nd_sorted_nodes_packed",
-    "scatter_nd_sorted_nodes_split",
+    "scatter_nd_sorted_nodes_words",
     "scatter_nd_sorted_product_join",
     "scatter_nd_sorted_product_nodes",
     "scatter_nd_sorted_sum_join",
@@ -561,10 +559,8 @@ pub const OPERATORS: [Operator; 9] = [
             "scatter_nd_ordered_f64",
             "scatter_nd_sorted_nodes",
             "scatter_nd_sorted_join",
-            "scatter_nd_sorted_nodes_packed",
-            "scatter_nd_sorted_join_packed",
-            "scatter_nd_sorted_nodes_split",
-            "scatter_nd_sorted_join_split",
+            "scatter_nd_sorted_nodes_words",
+            "scatter_nd_sorted_join_words",
             "scatter_nd_sorted_product_nodes",
             "scatter_nd_sorted_product_join",
             "scatter_nd_sorted_sum_nodes",

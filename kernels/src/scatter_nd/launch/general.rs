@@ -36,7 +36,9 @@ pub(super) unsafe fn launch_general(
     // rows of twice the slice. One unit per target element writes all its words, so duplicates
     // never tear an element.
     let (binding, per_element) = match (binding, op) {
-        (DataBinding::Split { .. }, None) => (DataBinding::Typed(ElemType::UInt(UIntKind::U32)), 2),
+        (DataBinding::Words { bits: 64, .. }, None) => {
+            (DataBinding::Typed(ElemType::UInt(UIntKind::U32)), 2)
+        }
         _ => (binding, 1),
     };
     let exact_sum = exact_sum_format(binding, op).filter(|_| deterministic);

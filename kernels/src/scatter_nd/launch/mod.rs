@@ -123,7 +123,7 @@ pub fn launch_gather_nd(
     // below `input_len`. An empty input has a dimension of size 0, which no tuple resolves
     // into.
     match binding {
-        DataBinding::Packed { bits, .. } => {
+        DataBinding::Words { bits, .. } if bits < 64 => {
             let words = (units * bytes).div_ceil(4);
             let input_words = (input_len * bytes).div_ceil(4);
             let (cubes, dim) = elementwise_geometry(client, words);
@@ -146,7 +146,7 @@ pub fn launch_gather_nd(
                 ));
             }
         }
-        DataBinding::Typed(_) | DataBinding::Split { .. } => {
+        _ => {
             // Only bits move, so 64-bit elements held as word pairs gather as u32 rows of twice
             // the slice: word `w` of a gathered row is word `w` of its input slice.
             let (data_elem, per_element) = match binding {
@@ -249,11 +249,11 @@ pub fn launch_scatter_nd(
     if !valid {
         let held = match binding {
             DataBinding::Typed(_) => "",
-            DataBinding::Packed { .. } => {
-                " (held packed in 32-bit words, which needs the rows sorted by target)"
-            }
-            DataBinding::Split { .. } => {
+            DataBinding::Words { bits: 64, .. } => {
                 " (held as 32-bit word pairs, which needs the rows sorted by target)"
+            }
+            DataBinding::Words { .. } => {
+                " (held packed in 32-bit words, which needs the rows sorted by target)"
             }
         };
         return Err(KernelError::InvalidPlan {

@@ -33,12 +33,12 @@ pub(super) struct ScatterLaunch<'a> {
 pub(super) fn float_format(binding: DataBinding) -> Option<SumFormat> {
     match binding {
         DataBinding::Typed(ElemType::Float(FloatKind::F16))
-        | DataBinding::Packed {
+        | DataBinding::Words {
             kind: WordKind::F16,
             ..
         } => Some(SumFormat::F16),
         DataBinding::Typed(ElemType::Float(FloatKind::BF16))
-        | DataBinding::Packed {
+        | DataBinding::Words {
             kind: WordKind::BF16,
             ..
         } => Some(SumFormat::BF16),

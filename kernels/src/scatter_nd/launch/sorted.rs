@@ -15,10 +15,9 @@ use crate::launch::elementwise_geometry;
 use crate::scatter_nd::product_node::NODE_WORDS;
 use crate::scatter_nd::{
     CHUNK_ROWS, NODE_FAN, ReduceOp, SumFormat, node_count, scatter_nd_row_targets,
-    scatter_nd_sorted_join, scatter_nd_sorted_join_packed, scatter_nd_sorted_join_split,
-    scatter_nd_sorted_nodes, scatter_nd_sorted_nodes_packed, scatter_nd_sorted_nodes_split,
-    scatter_nd_sorted_product_join, scatter_nd_sorted_product_nodes, scatter_nd_sorted_sum_join,
-    scatter_nd_sorted_sum_nodes,
+    scatter_nd_sorted_join, scatter_nd_sorted_join_words, scatter_nd_sorted_nodes,
+    scatter_nd_sorted_nodes_words, scatter_nd_sorted_product_join, scatter_nd_sorted_product_nodes,
+    scatter_nd_sorted_sum_join, scatter_nd_sorted_sum_nodes,
 };
 use crate::sort::{SortOrder, SortPlan, sorted_positions};
 
@@ -143,8 +142,7 @@ pub(super) unsafe fn launch_sorted(
     };
     let (value_bytes, per_value) = match binding {
         DataBinding::Typed(elem) => (elem.size(), 1),
-        DataBinding::Packed { .. } => (size_of::<u32>(), 1),
-        DataBinding::Split { .. } => (size_of::<u32>(), 2),
+        DataBinding::Words { bits, .. } => (size_of::<u32>(), bits.div_ceil(32) as usize),
     };
     let partials_len = (nodes * slice * per_value).max(1);
     let words_of = |len: usize, bytes: usize| (len * bytes).div_ceil(size_of::<u32>());
@@ -201,49 +199,12 @@ pub(super) unsafe fn launch_sorted(
                     [data_elem, selection],
                 ));
             }
-            DataBinding::Split { kind } => {
-                let updates = || BufferArg::from_raw_parts(scatter.updates.clone(), 2 * units);
-                for (level, level_units, cubes, dim) in node_launches(client, rows, slice, levels) {
-                    launch_unchecked!(scatter_nd_sorted_nodes_split(
-                        client,
-                        cubes,
-                        dim,
-                        address,
-                        partials_arg(),
-                        updates(),
-                        sorted.order(),
-                        sorted.targets(),
-                        slice,
-                        level_units,
-                        rows,
-                        level,
-                        reduce,
-                        kind,
-                    ));
-                }
-                let (cubes, dim) = elementwise_geometry(client, units);
-                launch_unchecked!(scatter_nd_sorted_join_split(
-                    client,
-                    cubes,
-                    dim,
-                    address,
-                    BufferArg::from_raw_parts(scatter.output.clone(), 2 * output_len),
-                    partials_arg(),
-                    updates(),
-                    sorted.order(),
-                    sorted.targets(),
-                    slice,
-                    units,
-                    op.expect("Assign on word pairs moves as typed u32"),
-                    kind,
-                ));
-            }
-            DataBinding::Packed { bits, kind } => {
+            DataBinding::Words { bits, kind } => {
                 let bytes = bits as usize / 8;
                 let updates =
                     || BufferArg::from_raw_parts(scatter.updates.clone(), words_of(units, bytes));
                 for (level, level_units, cubes, dim) in node_launches(client, rows, slice, levels) {
-                    launch_unchecked!(scatter_nd_sorted_nodes_packed(
+                    launch_unchecked!(scatter_nd_sorted_nodes_words(
                         client,
                         cubes,
                         dim,
@@ -262,7 +223,7 @@ pub(super) unsafe fn launch_sorted(
                     ));
                 }
                 let (cubes, dim) = elementwise_geometry(client, units);
-                launch_unchecked!(scatter_nd_sorted_join_packed(
+                launch_unchecked!(scatter_nd_sorted_join_words(
                     client,
                     cubes,
                     dim,

@@ -109,7 +109,7 @@ pub fn scatter_strategy(
 pub fn data_in_words(client: &Client, data_elem: ElemType, reduction: ScatterReduction) -> bool {
     matches!(
         data_binding(client, data_elem, reduction),
-        Ok(DataBinding::Packed { .. } | DataBinding::Split { .. })
+        Ok(DataBinding::Words { .. })
     )
 }
 
@@ -119,15 +119,11 @@ pub(super) enum DataBinding {
     /// Bound as this element type: the data's own, the unsigned type of its width (bools, and
     /// signed `Add`/`Mul`), whichever the kernel computes in.
     Typed(ElemType),
-    /// 32-bit words holding `32 / bits` elements each.
-    Packed {
-        /// The element width in bits: 8 or 16.
+    /// 32-bit words: 8- and 16-bit elements `32 / bits` to a word, 64-bit ones as pairs of
+    /// words, low word first.
+    Words {
+        /// The element width in bits: 8, 16 or 64.
         bits: u32,
-        /// How arithmetic reads an element's bits.
-        kind: WordKind,
-    },
-    /// 64-bit elements as pairs of 32-bit words, low word first.
-    Split {
         /// How arithmetic reads an element's bits.
         kind: WordKind,
     },
@@ -184,8 +180,7 @@ pub(super) fn data_binding(
         _ => return Err(KernelError::UnsupportedType { elem, role: "data" }),
     };
     match bits {
-        8 | 16 => Ok(DataBinding::Packed { bits, kind }),
-        64 => Ok(DataBinding::Split { kind }),
+        8 | 16 | 64 => Ok(DataBinding::Words { bits, kind }),
         _ => Err(KernelError::UnsupportedType { elem, role: "data" }),
     }
 }
@@ -205,7 +200,7 @@ pub(super) fn deterministic_binding(
         _ => return binding,
     };
     match op {
-        Some(ReduceOp::Add | ReduceOp::Mul) => DataBinding::Packed { bits: 16, kind },
+        Some(ReduceOp::Add | ReduceOp::Mul) => DataBinding::Words { bits: 16, kind },
         _ => binding,
     }
 }
