@@ -54,9 +54,13 @@ fn walk_range(
     let mut end = start;
     let mut more = false;
     if active {
-        // The run ends where a larger key starts: found by binary search over the keys.
+        // The run ends where a larger key starts: at once for a row its target does not follow
+        // (no duplicates left), else by binary search over the keys.
         let mut low = start + 1usize;
         let mut high = rows;
+        if key_at(order, targets, low, rows) != key {
+            high = low;
+        }
         while low < high {
             let middle = low + (high - low) / 2usize;
             if key_at(order, targets, middle, rows) == key {
