@@ -59,10 +59,9 @@ pub(super) unsafe fn launch_ordered(client: &Client, scatter: &ScatterLaunch, st
     let capacity = (rows / span * slice).max(1);
     // SAFETY (every launch): the sorted rows and their targets hold `rows` u32, the tree's list
     // of uncertain units its count and `units` units, the walks' list its count and `capacity`
-    // units; the kernels guard their units
-    // against `units` (or the list's count and room), read sorted positions below `rows` and
-    // write target elements below `output_len` (targets below `targets`, as the caller
-    // checked).
+    // units (at most `units`); the kernels guard their units against `units` (or a list's
+    // count and room), read sorted positions below `rows` and write target elements below
+    // `output_len` (targets below `targets`, as the caller checked).
     unsafe {
         let sorted = SortedRows::new(client, scatter);
         let uncertain = match step {
