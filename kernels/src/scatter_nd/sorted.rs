@@ -40,7 +40,7 @@ pub(super) fn key_at(order: &[u32], targets: &[u32], position: usize, rows: usiz
 
 /// The positions a node of `level` spans: `CHUNK_ROWS * NODE_FAN^level`.
 #[cube]
-pub(super) fn node_width(level: u32) -> usize {
+fn node_width(level: u32) -> usize {
     let mut width = usize::new(CHUNK_ROWS as i64);
     let mut step = 0u32;
     while step < level {
@@ -81,7 +81,7 @@ pub fn node_count(rows: usize) -> (usize, u32) {
 /// target's rows (its first and last hold the same key, not skipped): only such a node is
 /// reduced, and it lies inside its target's run.
 #[cube]
-pub(super) fn whole_node(
+fn whole_node(
     order: &[u32],
     targets: &[u32],
     node: usize,
@@ -102,13 +102,7 @@ pub(super) fn whole_node(
 /// stops at the first level that does not fit; past the rows every key is the skip marker, so
 /// it ends.
 #[cube]
-pub(super) fn fitting_levels(
-    order: &[u32],
-    targets: &[u32],
-    position: usize,
-    key: u32,
-    rows: usize,
-) -> u32 {
+fn fitting_levels(order: &[u32], targets: &[u32], position: usize, key: u32, rows: usize) -> u32 {
     let mut levels = 0u32;
     let mut width = usize::new(CHUNK_ROWS as i64);
     // Widths are powers of two: a node of `width` starts where the low bits are zero. The keys
@@ -124,6 +118,74 @@ pub(super) fn fitting_levels(
         width *= NODE_FAN;
     }
     levels
+}
+
+/// The next step of a join at sorted position `at` of the run of `key`: the largest node that
+/// starts there and lies inside the run (see [`fitting_levels`]), else the position's own
+/// update. Returns whether it is a node, the index of its value (a node's entry among every
+/// level's, `node_index(..) * slice + col`, or the update element `order[at] * slice + col`)
+/// and how many positions it covers.
+#[cube]
+pub(super) fn join_step(
+    order: &[u32],
+    targets: &[u32],
+    at: usize,
+    key: u32,
+    rows: usize,
+    slice: usize,
+    col: usize,
+) -> (bool, usize, usize) {
+    let levels = fitting_levels(order, targets, at, key, rows);
+    let node = levels > 0u32;
+    let (index, width) = if node {
+        let width = node_width(levels - 1u32);
+        (
+            node_index(rows, levels - 1u32, at / width) * slice + col,
+            width,
+        )
+    } else {
+        (order[at] as usize * slice + col, 1usize)
+    };
+    (node, index, width)
+}
+
+/// The column and node of unit `unit` of a launch over the nodes of `level` (`units` of them,
+/// a node and column each), the node's first sorted position, and whether the unit reduces it:
+/// it lies in the launch and its node holds one target's rows (see [`whole_node`]).
+#[cube]
+pub(super) fn node_task(
+    order: &[u32],
+    targets: &[u32],
+    unit: usize,
+    slice: usize,
+    units: usize,
+    rows: usize,
+    level: u32,
+) -> (usize, usize, usize, bool) {
+    let col = unit % slice;
+    let node = unit / slice;
+    let (first, whole) = whole_node(order, targets, node, level, rows);
+    (col, node, first, unit < units && whole)
+}
+
+/// The sorted position, column and target of unit `unit` of a join (`units = rows * slice`,
+/// a sorted position and column each), the rows, and whether the unit writes its target (see
+/// [`joins`]; past the units, never).
+#[cube]
+pub(super) fn join_task(
+    order: &[u32],
+    targets: &[u32],
+    unit: usize,
+    slice: usize,
+    units: usize,
+    #[comptime] assign: bool,
+) -> (usize, usize, u32, usize, bool) {
+    let rows = units / slice;
+    let col = unit % slice;
+    let position = unit / slice;
+    let key = key_at(order, targets, position, rows);
+    let writes = joins(order, targets, position, key, rows, assign);
+    (position, col, key, rows, unit < units && writes)
 }
 
 /// Whether the unit at sorted position `position` (target `key`) writes its target in the
@@ -167,13 +229,8 @@ pub fn scatter_nd_sorted_nodes<T: Numeric, B: Int>(
     #[comptime] float: bool,
     #[define(T, B)] _types: [ElemType; 2],
 ) {
-    let unit = ABSOLUTE_POS;
-    if unit >= units {
-        terminate!();
-    }
-    let col = unit % slice;
-    let node = unit / slice;
-    let (first, whole) = whole_node(order, targets, node, level, rows);
+    let (col, node, first, whole) =
+        node_task(order, targets, ABSOLUTE_POS, slice, units, rows, level);
     if !whole {
         terminate!();
     }
@@ -217,15 +274,15 @@ pub fn scatter_nd_sorted_join<T: Numeric, B: Int>(
     #[comptime] float: bool,
     #[define(T, B)] _types: [ElemType; 2],
 ) {
-    let unit = ABSOLUTE_POS;
-    if unit >= units {
-        terminate!();
-    }
-    let rows = units / slice;
-    let col = unit % slice;
-    let position = unit / slice;
-    let key = key_at(order, targets, position, rows);
-    if !joins(order, targets, position, key, rows, comptime!(op.is_none())) {
+    let (position, col, key, rows, writes) = join_task(
+        order,
+        targets,
+        ABSOLUTE_POS,
+        slice,
+        units,
+        comptime!(op.is_none()),
+    );
+    if !writes {
         terminate!();
     }
     let element = key as usize * slice + col;
@@ -236,17 +293,14 @@ pub fn scatter_nd_sorted_join<T: Numeric, B: Int>(
         let mut acc = output[element];
         let mut at = position;
         while key_at(order, targets, at, rows) == key {
-            let levels = fitting_levels(order, targets, at, key, rows);
-            if levels > 0u32 {
-                let width = node_width(levels - 1u32);
-                let node = node_index(rows, levels - 1u32, at / width);
-                acc = combine::<T, B>(acc, partials[node * slice + col], reduce, float);
-                at += width;
+            let (node, index, width) = join_step(order, targets, at, key, rows, slice, col);
+            let value = if node {
+                partials[index]
             } else {
-                let value = updates[order[at] as usize * slice + col];
-                acc = combine::<T, B>(acc, value, reduce, float);
-                at += 1usize;
-            }
+                updates[index]
+            };
+            acc = combine::<T, B>(acc, value, reduce, float);
+            at += width;
         }
         output[element] = acc;
     }

@@ -18,9 +18,7 @@ use super::kernel::list_unit;
 use super::product_node::{
     leaf, load_node, multiply_into, node_in, product_of, round_node, set_product, store_node,
 };
-use super::sorted::{
-    CHUNK_ROWS, NODE_FAN, fitting_levels, joins, key_at, node_index, node_width, whole_node,
-};
+use super::sorted::{CHUNK_ROWS, NODE_FAN, join_step, join_task, key_at, node_index, node_task};
 
 /// The error bound [`round_node`] takes for a product of `terms` terms: their count rounded up
 /// to a multiple of [`CHUNK_ROWS`] (at least the multiplications, which each truncate once).
@@ -49,13 +47,8 @@ pub fn scatter_nd_sorted_product_nodes(
     level: u32,
     #[comptime] format: SumFormat,
 ) {
-    let unit = ABSOLUTE_POS;
-    if unit >= units {
-        terminate!();
-    }
-    let col = unit % slice;
-    let node = unit / slice;
-    let (first, whole) = whole_node(order, targets, node, level, rows);
+    let (col, node, first, whole) =
+        node_task(order, targets, ABSOLUTE_POS, slice, units, rows, level);
     if !whole {
         terminate!();
     }
@@ -101,37 +94,27 @@ pub fn scatter_nd_sorted_product_join(
     units: usize,
     #[comptime] format: SumFormat,
 ) {
-    let unit = ABSOLUTE_POS;
-    if unit >= units {
-        terminate!();
-    }
-    let rows = units / slice;
-    let col = unit % slice;
-    let position = unit / slice;
-    let key = key_at(order, targets, position, rows);
-    if !joins(order, targets, position, key, rows, false) {
+    let (position, col, key, rows, writes) =
+        join_task(order, targets, ABSOLUTE_POS, slice, units, false);
+    if !writes {
         terminate!();
     }
     let (word, shift, old) = read_field(&*output, key as usize * slice + col, format);
     let mut acc = product_of(leaf(u32::reinterpret(widen(old, format))));
     let mut at = position;
     while key_at(order, targets, at, rows) == key {
-        let levels = fitting_levels(order, targets, at, key, rows);
-        if levels > 0u32 {
-            let width = node_width(levels - 1u32);
-            let entry = node_index(rows, levels - 1u32, at / width) * slice + col;
-            multiply_into(&mut acc, load_node(partials, entry));
-            at += width;
+        let (node, index, width) = join_step(order, targets, at, key, rows, slice, col);
+        if node {
+            multiply_into(&mut acc, load_node(partials, index));
         } else {
-            let index = order[at] as usize * slice + col;
             multiply_into(&mut acc, leaf(term_at(updates, index, format)));
-            at += 1usize;
         }
+        at += width;
     }
     let bound = product_bound(at - position + 1usize);
     let (bits, unsure) = round_node(node_in(&acc), bound, format);
     if unsure {
-        list_unit(uncertain, unit);
+        list_unit(uncertain, ABSOLUTE_POS);
     } else {
         write_field(output, word, shift, old, bits);
     }

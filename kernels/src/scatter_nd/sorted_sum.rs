@@ -15,9 +15,7 @@ use super::exact::{
     SumFormat, add_signed_term_at, add_signed_words, observe, round_signed_sum, widen,
 };
 use super::fields::{read_field, term_at, write_field};
-use super::sorted::{
-    CHUNK_ROWS, NODE_FAN, fitting_levels, joins, key_at, node_index, node_width, whole_node,
-};
+use super::sorted::{CHUNK_ROWS, NODE_FAN, join_step, join_task, key_at, node_index, node_task};
 
 /// A zeroed two's-complement sum of `format`'s words.
 #[cube]
@@ -99,13 +97,8 @@ pub fn scatter_nd_sorted_sum_nodes(
     entries: usize,
     #[comptime] format: SumFormat,
 ) {
-    let unit = ABSOLUTE_POS;
-    if unit >= units {
-        terminate!();
-    }
-    let col = unit % slice;
-    let node = unit / slice;
-    let (first, whole) = whole_node(order, targets, node, level, rows);
+    let (col, node, first, whole) =
+        node_task(order, targets, ABSOLUTE_POS, slice, units, rows, level);
     if !whole {
         terminate!();
     }
@@ -154,32 +147,22 @@ pub fn scatter_nd_sorted_sum_join(
     entries: usize,
     #[comptime] format: SumFormat,
 ) {
-    let unit = ABSOLUTE_POS;
-    if unit >= units {
-        terminate!();
-    }
-    let rows = units / slice;
-    let col = unit % slice;
-    let position = unit / slice;
-    let key = key_at(order, targets, position, rows);
-    if !joins(order, targets, position, key, rows, false) {
+    let (position, col, key, rows, writes) =
+        join_task(order, targets, ABSOLUTE_POS, slice, units, false);
+    if !writes {
         terminate!();
     }
     let mut sum = zero_sum(format);
     let mut flags = 0u32;
     let mut at = position;
     while key_at(order, targets, at, rows) == key {
-        let levels = fitting_levels(order, targets, at, key, rows);
-        if levels > 0u32 {
-            let width = node_width(levels - 1u32);
-            let entry = node_index(rows, levels - 1u32, at / width) * slice + col;
-            flags = add_entry(&mut sum, flags, partials, entry, entries, format);
-            at += width;
+        let (node, index, width) = join_step(order, targets, at, key, rows, slice, col);
+        if node {
+            flags = add_entry(&mut sum, flags, partials, index, entries, format);
         } else {
-            let index = order[at] as usize * slice + col;
             flags = add_update(&mut sum, flags, updates, index, format);
-            at += 1usize;
         }
+        at += width;
     }
     // The target's value is the last term.
     let (word, shift, old) = read_field(&*output, key as usize * slice + col, format);

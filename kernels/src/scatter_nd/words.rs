@@ -7,9 +7,7 @@ use cubecl::prelude::*;
 
 use super::kernel::ReduceOp;
 use super::packed::{WordKind, combine_packed, field, fold_packed};
-use super::sorted::{
-    CHUNK_ROWS, NODE_FAN, fitting_levels, joins, key_at, node_index, node_width, whole_node,
-};
+use super::sorted::{CHUNK_ROWS, NODE_FAN, join_step, join_task, key_at, node_index, node_task};
 use super::split::{combine_split, fold_node_split};
 
 /// Element `index` of `words`, `bits` wide (8, 16 or 64).
@@ -95,13 +93,8 @@ pub fn scatter_nd_sorted_nodes_words(
     #[comptime] op: ReduceOp,
     #[comptime] kind: WordKind,
 ) {
-    let unit = ABSOLUTE_POS;
-    if unit >= units {
-        terminate!();
-    }
-    let col = unit % slice;
-    let node = unit / slice;
-    let (first, whole) = whole_node(order, targets, node, level, rows);
+    let (col, node, first, whole) =
+        node_task(order, targets, ABSOLUTE_POS, slice, units, rows, level);
     if !whole {
         terminate!();
     }
@@ -173,15 +166,15 @@ pub fn scatter_nd_sorted_join_words(
     #[comptime] op: Option<ReduceOp>,
     #[comptime] kind: WordKind,
 ) {
-    let unit = ABSOLUTE_POS;
-    if unit >= units {
-        terminate!();
-    }
-    let rows = units / slice;
-    let col = unit % slice;
-    let position = unit / slice;
-    let key = key_at(order, targets, position, rows);
-    if !joins(order, targets, position, key, rows, comptime!(op.is_none())) {
+    let (position, col, key, rows, writes) = join_task(
+        order,
+        targets,
+        ABSOLUTE_POS,
+        slice,
+        units,
+        comptime!(op.is_none()),
+    );
+    if !writes {
         terminate!();
     }
     let element = key as usize * slice + col;
@@ -198,16 +191,11 @@ pub fn scatter_nd_sorted_join_words(
         let reduce = comptime!(op.unwrap_or(ReduceOp::Add));
         let mut at = position;
         while key_at(order, targets, at, rows) == key {
-            let levels = fitting_levels(order, targets, at, key, rows);
-            let (value_lo, value_hi, width) = if levels > 0u32 {
-                let width = node_width(levels - 1u32);
-                let entry = node_index(rows, levels - 1u32, at / width) * slice + col;
-                let (entry_lo, entry_hi) = load_entry(partials, entry, bits);
-                (entry_lo, entry_hi, width)
+            let (node, index, width) = join_step(order, targets, at, key, rows, slice, col);
+            let (value_lo, value_hi) = if node {
+                load_entry(partials, index, bits)
             } else {
-                let index = order[at] as usize * slice + col;
-                let (update_lo, update_hi) = load_value(updates, index, bits);
-                (update_lo, update_hi, 1usize)
+                load_value(updates, index, bits)
             };
             let (new_lo, new_hi) = combine_value(lo, hi, value_lo, value_hi, reduce, kind, bits);
             lo = new_lo;

@@ -8,7 +8,7 @@ use cubecl::prelude::*;
 use super::indices::dims_arg;
 use super::ordered::{launch_ordered, ordered_step};
 use super::plan::{ScatterLaunch, exact_sum_format, group_vector, zeroed_prefix};
-use super::sorted::{launch_sorted, launch_sorted_sum};
+use super::sorted::{SortedRows, launch_sorted, launch_sorted_exact};
 use super::strategy::DataBinding;
 use crate::launch::elementwise_geometry;
 use crate::scatter_nd::{
@@ -51,7 +51,8 @@ pub(super) unsafe fn launch_general(
         if let Some(step) = ordered_step(binding, op).filter(|_| deterministic) {
             launch_ordered(client, scatter, step);
         } else if let Some(format) = exact_sum {
-            launch_sorted_sum(client, scatter, format);
+            let sorted = SortedRows::new(client, scatter);
+            launch_sorted_exact(client, scatter, &sorted, format, ReduceOp::Add);
         } else if let Some(data_elem) = latest {
             launch_latest(client, scatter, data_elem, per_element);
         } else {

@@ -8,7 +8,7 @@ use cubecl::ir::{ElemType, FloatKind};
 use cubecl::prelude::*;
 
 use super::plan::{ScatterLaunch, float_format, zeroed_prefix};
-use super::sorted::{SortedRows, launch_sorted_product};
+use super::sorted::{SortedRows, launch_sorted_exact};
 use super::strategy::DataBinding;
 use crate::launch::{cube_count_for, elementwise_geometry, has_planes};
 use crate::scatter_nd::{
@@ -66,7 +66,7 @@ pub(super) unsafe fn launch_ordered(client: &Client, scatter: &ScatterLaunch, st
         let sorted = SortedRows::new(client, scatter);
         let uncertain = match step {
             OrderedStep::Product(format) => {
-                Some(launch_sorted_product(client, scatter, &sorted, format))
+                launch_sorted_exact(client, scatter, &sorted, format, ReduceOp::Mul)
             }
             OrderedStep::Wide(_) => None,
         };

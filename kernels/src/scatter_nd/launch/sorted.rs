@@ -244,136 +244,119 @@ pub(super) unsafe fn launch_sorted(
     }
 }
 
-/// Deterministic float `Add` along the rows sorted by target (see `scatter_nd/sorted_sum.rs`):
-/// the exact sum of each target's value and updates, rounded once to `format`, the data read
-/// and written as 32-bit words (`f32` one to a word, 16-bit floats two).
-///
-/// # Safety
-///
-/// As [`launch_sorted`].
-pub(super) unsafe fn launch_sorted_sum(
-    client: &Client,
-    scatter: &ScatterLaunch,
-    format: SumFormat,
-) {
-    let (rows, slice, units, address) =
-        (scatter.rows, scatter.slice, scatter.units, scatter.address);
-    let (nodes, levels) = node_count(rows);
-    let words = format.sum_words();
-    let entries = nodes * slice;
-    let partials_len = (entries * (1 + words)).max(1);
-    let per_word = format.per_word();
-    // SAFETY (every launch): as `launch_sorted`'s; each node entry holds a word of flags and
-    // `words` of sum.
-    unsafe {
-        let sorted = SortedRows::new(client, scatter);
-        let partials = client.empty(partials_len * size_of::<u32>());
-        let partials_arg = || BufferArg::from_raw_parts(partials.clone(), partials_len);
-        let updates =
-            || BufferArg::from_raw_parts(scatter.updates.clone(), units.div_ceil(per_word));
-        for (level, level_units, cubes, dim) in node_launches(client, rows, slice, levels) {
-            launch_unchecked!(scatter_nd_sorted_sum_nodes(
-                client,
-                cubes,
-                dim,
-                address,
-                partials_arg(),
-                updates(),
-                sorted.order(),
-                sorted.targets(),
-                slice,
-                level_units,
-                rows,
-                level,
-                entries,
-                format,
-            ));
-        }
-        let (cubes, dim) = elementwise_geometry(client, units);
-        launch_unchecked!(scatter_nd_sorted_sum_join(
-            client,
-            cubes,
-            dim,
-            address,
-            BufferArg::from_raw_parts(
-                scatter.output.clone(),
-                scatter.output_len.div_ceil(per_word)
-            ),
-            partials_arg(),
-            updates(),
-            sorted.order(),
-            sorted.targets(),
-            slice,
-            units,
-            entries,
-            format,
-        ));
-    }
-}
-
-/// Deterministic float `Mul` along the rows `sorted` (see `scatter_nd/sorted_product.rs`): the
-/// product of each target's value and updates by the tree, rounded once to `format` where that
-/// rounding is certain. Returns the counted list of the units (a run's first sorted position
-/// and a column) whose elements are left to the index-order walk, with room for every unit.
+/// Deterministic float `Add` or `Mul` (`op`) along the rows `sorted`, data and updates read
+/// and written as 32-bit words of `format`: the exact sum of each target's value and updates
+/// (`scatter_nd/sorted_sum.rs`), or their product by the tree (`scatter_nd/sorted_product.rs`),
+/// rounded once. For `Mul`, returns the counted list of the units (a run's first sorted
+/// position and a column) whose rounding is uncertain, with room for every unit, which the
+/// index-order walk takes.
 ///
 /// # Safety
 ///
 /// As [`launch_sorted`]; `sorted` holds the rows of `scatter` sorted by target.
-pub(super) unsafe fn launch_sorted_product(
+pub(super) unsafe fn launch_sorted_exact(
     client: &Client,
     scatter: &ScatterLaunch,
     sorted: &SortedRows,
     format: SumFormat,
-) -> Handle {
+    op: ReduceOp,
+) -> Option<Handle> {
     let (rows, slice, units, address) =
         (scatter.rows, scatter.slice, scatter.units, scatter.address);
     let (nodes, levels) = node_count(rows);
-    let partials_len = (nodes * slice * NODE_WORDS).max(1);
+    let entries = nodes * slice;
+    // A sum's entry: a word of flags and its words; a product's: `NODE_WORDS`.
+    let product = op == ReduceOp::Mul;
+    let entry_words = if product {
+        NODE_WORDS
+    } else {
+        1 + format.sum_words()
+    };
+    let partials_len = (entries * entry_words).max(1);
     let per_word = format.per_word();
-    // SAFETY (every launch): as `launch_sorted`'s; each node entry holds `NODE_WORDS` words and
-    // the list its count and a slot per unit.
+    // SAFETY (every launch): as `launch_sorted`'s; the partials hold `entry_words` words per
+    // node entry, the list its count and a slot per unit.
     unsafe {
-        let uncertain = zeroed_prefix(client, units + 1, 1, address);
+        let uncertain = product.then(|| zeroed_prefix(client, units + 1, 1, address));
         let partials = client.empty(partials_len * size_of::<u32>());
         let partials_arg = || BufferArg::from_raw_parts(partials.clone(), partials_len);
         let updates =
             || BufferArg::from_raw_parts(scatter.updates.clone(), units.div_ceil(per_word));
+        let output = || {
+            BufferArg::from_raw_parts(
+                scatter.output.clone(),
+                scatter.output_len.div_ceil(per_word),
+            )
+        };
         for (level, level_units, cubes, dim) in node_launches(client, rows, slice, levels) {
-            launch_unchecked!(scatter_nd_sorted_product_nodes(
+            if product {
+                launch_unchecked!(scatter_nd_sorted_product_nodes(
+                    client,
+                    cubes,
+                    dim,
+                    address,
+                    partials_arg(),
+                    updates(),
+                    sorted.order(),
+                    sorted.targets(),
+                    slice,
+                    level_units,
+                    rows,
+                    level,
+                    format,
+                ));
+            } else {
+                launch_unchecked!(scatter_nd_sorted_sum_nodes(
+                    client,
+                    cubes,
+                    dim,
+                    address,
+                    partials_arg(),
+                    updates(),
+                    sorted.order(),
+                    sorted.targets(),
+                    slice,
+                    level_units,
+                    rows,
+                    level,
+                    entries,
+                    format,
+                ));
+            }
+        }
+        let (cubes, dim) = elementwise_geometry(client, units);
+        match &uncertain {
+            Some(list) => launch_unchecked!(scatter_nd_sorted_product_join(
                 client,
                 cubes,
                 dim,
                 address,
+                output(),
+                BufferArg::from_raw_parts(list.clone(), units + 1),
                 partials_arg(),
                 updates(),
                 sorted.order(),
                 sorted.targets(),
                 slice,
-                level_units,
-                rows,
-                level,
+                units,
                 format,
-            ));
+            )),
+            None => launch_unchecked!(scatter_nd_sorted_sum_join(
+                client,
+                cubes,
+                dim,
+                address,
+                output(),
+                partials_arg(),
+                updates(),
+                sorted.order(),
+                sorted.targets(),
+                slice,
+                units,
+                entries,
+                format,
+            )),
         }
-        let (cubes, dim) = elementwise_geometry(client, units);
-        launch_unchecked!(scatter_nd_sorted_product_join(
-            client,
-            cubes,
-            dim,
-            address,
-            BufferArg::from_raw_parts(
-                scatter.output.clone(),
-                scatter.output_len.div_ceil(per_word)
-            ),
-            BufferArg::from_raw_parts(uncertain.clone(), units + 1),
-            partials_arg(),
-            updates(),
-            sorted.order(),
-            sorted.targets(),
-            slice,
-            units,
-            format,
-        ));
         uncertain
     }
 }
