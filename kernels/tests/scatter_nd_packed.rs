@@ -564,6 +564,40 @@ fn packed_min_and_max_rules_hold_under_duplicates() {
     }
 }
 
+/// Packed f16 and bf16 `Add`/`Mul` along the sorted rows keep a NaN update wherever it lies in
+/// a run of duplicates, the start of a node, inside one and in the join's own updates: only
+/// `Min`/`Max` let a node's NaN partial give way.
+#[test]
+fn packed_sums_and_products_keep_a_nan_among_duplicates() {
+    let Some(client) = client() else { return };
+    for elem in [
+        ElemType::Float(FloatKind::F16),
+        ElemType::Float(FloatKind::BF16),
+    ] {
+        for op in [ReduceOp::Add, ReduceOp::Mul] {
+            if !data_in_words(&client, elem, ScatterReduction::Reduce(op)) {
+                println!("{elem} {op:?}: typed on this runtime, not checked here");
+                continue;
+            }
+            let rows = 300usize;
+            for nan_at in [0, 1, 31, 32, 100, rows - 1] {
+                let mut updates = vec![1.0f32; rows];
+                updates[nan_at] = f32::NAN;
+                let got =
+                    reduce_onto_one(&client, elem, 1.0, &updates, op, ScatterStrategy::Sorted);
+                let nan = match elem {
+                    ElemType::Float(FloatKind::F16) => f16::from_bits(got as u16).is_nan(),
+                    _ => bf16::from_bits(got as u16).is_nan(),
+                };
+                assert!(
+                    nan,
+                    "{elem} {op:?}: NaN at row {nan_at} of {rows} gave {got:#06x}"
+                );
+            }
+        }
+    }
+}
+
 /// `exact` (finite) as `f32` rounded to odd: a 16-bit format rounds it on to nearest even as
 /// it would round `exact` itself.
 fn odd_f32(exact: f64) -> f32 {

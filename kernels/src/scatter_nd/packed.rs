@@ -206,7 +206,7 @@ fn replaces(
 
 /// Whether the `bits`-bit field is a NaN of a float `kind` (never for integers).
 #[cube]
-fn is_nan_field(field: u32, #[comptime] kind: WordKind, #[comptime] bits: u32) -> bool {
+pub(super) fn is_nan_field(field: u32, #[comptime] kind: WordKind, #[comptime] bits: u32) -> bool {
     let infinity = comptime!(match kind {
         WordKind::F16 => 0x7C00u32,
         WordKind::BF16 => 0x7F80u32,
@@ -247,23 +247,6 @@ pub(super) fn combine_packed(
             out = (acc * value) & mask;
         }
     } else if replaces(acc, value, comptime!(op == ReduceOp::Min), kind, bits) {
-        out = value;
-    }
-    out
-}
-
-/// `op` over a partial result of updates only and `value`: where `acc` is a NaN update, which
-/// must never win, `value` takes its place.
-#[cube]
-pub(super) fn fold_packed(
-    acc: u32,
-    value: u32,
-    #[comptime] op: ReduceOp,
-    #[comptime] kind: WordKind,
-    #[comptime] bits: u32,
-) -> u32 {
-    let mut out = combine_packed(acc, value, op, kind, bits);
-    if is_nan_field(acc, kind, bits) {
         out = value;
     }
     out

@@ -52,7 +52,7 @@ fn order_key(lo: u32, hi: u32, #[comptime] kind: WordKind) -> (u32, u32) {
 
 /// Whether the `f64` bits are a NaN.
 #[cube]
-fn is_nan(lo: u32, hi: u32) -> bool {
+pub(super) fn is_nan(lo: u32, hi: u32) -> bool {
     let magnitude = hi & 0x7FFF_FFFFu32;
     magnitude > 0x7FF0_0000u32 || (magnitude == 0x7FF0_0000u32 && lo != 0u32)
 }
@@ -91,26 +91,6 @@ pub(super) fn combine_split(
             out_lo = lo;
             out_hi = hi;
         }
-    }
-    (out_lo, out_hi)
-}
-
-/// `combine_split` for a node's partial result `acc`, which holds updates only: where `acc`
-/// is a NaN update of a float `Min`/`Max`, which must never win, `value` takes its place.
-#[cube]
-pub(super) fn fold_node_split(
-    acc_lo: u32,
-    acc_hi: u32,
-    lo: u32,
-    hi: u32,
-    #[comptime] op: ReduceOp,
-    #[comptime] kind: WordKind,
-) -> (u32, u32) {
-    let (mut out_lo, mut out_hi) = combine_split(acc_lo, acc_hi, lo, hi, op, kind);
-    let float = comptime!(kind != WordKind::Unsigned && kind != WordKind::Signed);
-    if comptime!(float && (op == ReduceOp::Min || op == ReduceOp::Max)) && is_nan(acc_lo, acc_hi) {
-        out_lo = lo;
-        out_hi = hi;
     }
     (out_lo, out_hi)
 }

@@ -6,9 +6,9 @@
 use cubecl::prelude::*;
 
 use super::kernel::ReduceOp;
-use super::packed::{WordKind, combine_packed, field, fold_packed};
+use super::packed::{WordKind, combine_packed, field, is_nan_field};
 use super::sorted::{CHUNK_ROWS, NODE_FAN, join_step, join_task, key_at, node_index, node_task};
-use super::split::{combine_split, fold_node_split};
+use super::split::{combine_split, is_nan};
 
 /// Element `index` of `words`, `bits` wide (8, 16 or 64).
 #[cube]
@@ -48,8 +48,9 @@ fn combine_value(
     }
 }
 
-/// [`combine_value`] for a node's partial result `acc` of updates only: where it is a NaN,
-/// which must never win, `value` takes its place.
+/// [`combine_value`] for a node's partial result `acc`, which holds updates only: under a
+/// float `Min`/`Max`, where `acc` is a NaN update, which must never win, `value` takes its
+/// place. (A sum or product keeps its NaN.)
 #[cube]
 fn fold_value(
     acc_lo: u32,
@@ -60,10 +61,17 @@ fn fold_value(
     #[comptime] kind: WordKind,
     #[comptime] bits: u32,
 ) -> (u32, u32) {
-    if comptime!(bits == 64) {
-        fold_node_split(acc_lo, acc_hi, lo, hi, op, kind)
+    let (out_lo, out_hi) = combine_value(acc_lo, acc_hi, lo, hi, op, kind, bits);
+    let float = comptime!(kind != WordKind::Unsigned && kind != WordKind::Signed);
+    let nan = if comptime!(bits == 64) {
+        is_nan(acc_lo, acc_hi)
     } else {
-        (fold_packed(acc_lo, lo, op, kind, bits), 0u32)
+        is_nan_field(acc_lo, kind, bits)
+    };
+    if comptime!(float && (op == ReduceOp::Min || op == ReduceOp::Max)) && nan {
+        (lo, hi)
+    } else {
+        (out_lo, out_hi)
     }
 }
 
