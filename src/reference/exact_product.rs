@@ -179,13 +179,14 @@ pub(crate) fn tree_product(terms: &[u32], start: usize, format: Format) -> Optio
 /// The node over `terms` (one, `CHUNK`, or `CHUNK * FAN^l` of them): a leaf, or its leaves or
 /// `FAN` nodes multiplied left to right.
 fn node(terms: &[u32]) -> Node {
-    let parts: Vec<Node> = match terms.len() {
+    let part = match terms.len() {
         1 => return Node::leaf(terms[0]),
-        CHUNK => terms.iter().map(|&term| Node::leaf(term)).collect(),
-        len => terms.chunks(len / FAN).map(node).collect(),
+        CHUNK => 1,
+        len => len / FAN,
     };
-    parts
-        .into_iter()
+    terms
+        .chunks(part)
+        .map(node)
         .reduce(Node::times)
         .expect("a node has terms")
 }
